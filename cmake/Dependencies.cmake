@@ -1,0 +1,66 @@
+# Finds every dependency through pkg-config. A missing one stops configure and names the Debian
+# package that provides it (scripts/install-deps installs them all).
+find_package(PkgConfig)
+if(NOT PKG_CONFIG_FOUND)
+  message(FATAL_ERROR "pkg-config not found. Install the Debian package 'pkg-config' (or run scripts/install-deps).")
+endif()
+
+function(sf_require prefix debpkg)
+  pkg_check_modules(${prefix} IMPORTED_TARGET GLOBAL ${ARGN})
+  if(NOT ${prefix}_FOUND)
+    message(FATAL_ERROR "Missing dependency (pkg-config: ${ARGN}). Install the Debian package '${debpkg}' "
+                        "(or run scripts/install-deps).")
+  endif()
+endfunction()
+
+if(STARPU_PREFIX)
+  set(ENV{PKG_CONFIG_PATH} "${STARPU_PREFIX}/lib/pkgconfig:$ENV{PKG_CONFIG_PATH}")
+endif()
+# StarPU: prefer 1.4, fall back to 1.3.
+pkg_check_modules(STARPU IMPORTED_TARGET GLOBAL starpu-1.4)
+if(STARPU_FOUND)
+  set(SF_STARPU_PC starpu-1.4)
+  set(SF_STARPUMPI_PC starpumpi-1.4)
+else()
+  sf_require(STARPU libstarpu-dev starpu-1.3)
+  set(SF_STARPU_PC starpu-1.3)
+  set(SF_STARPUMPI_PC starpumpi-1.3)
+endif()
+sf_require(OPENBLAS libopenblas-dev openblas)
+sf_require(YAML libyaml-dev yaml-0.1)
+sf_require(CJSON libcjson-dev libcjson)
+sf_require(HWLOC libhwloc-dev hwloc)
+
+# Optional: StarPU-MPI + Open MPI.
+set(SF_HAVE_MPI OFF)
+if(SF_USE_MPI)
+  pkg_check_modules(STARPUMPI IMPORTED_TARGET GLOBAL ${SF_STARPUMPI_PC})
+  pkg_check_modules(MPI IMPORTED_TARGET GLOBAL mpi-c)
+  if(STARPUMPI_FOUND AND MPI_FOUND)
+    set(SF_HAVE_MPI ON)
+  endif()
+endif()
+find_program(SF_MPIRUN NAMES mpirun mpiexec)
+
+# Which StarPU features are compiled in: read starpu_config.h.
+find_file(SF_STARPU_CONFIG_H starpu_config.h PATHS ${STARPU_INCLUDE_DIRS} NO_DEFAULT_PATH)
+set(SF_STARPU_HAS_CUDA OFF)
+set(SF_STARPU_HAS_OPENCL OFF)
+set(SF_STARPU_HAS_FXT OFF)
+if(SF_STARPU_CONFIG_H)
+  file(READ ${SF_STARPU_CONFIG_H} _sf_cfg)
+  if(_sf_cfg MATCHES "\n#define STARPU_USE_CUDA 1")
+    set(SF_STARPU_HAS_CUDA ON)
+  endif()
+  if(_sf_cfg MATCHES "\n#define STARPU_USE_OPENCL 1")
+    set(SF_STARPU_HAS_OPENCL ON)
+  endif()
+  if(_sf_cfg MATCHES "\n#define STARPU_USE_FXT 1")
+    set(SF_STARPU_HAS_FXT ON)
+  endif()
+endif()
+
+# Optional: nvcc (CUDA objects are compiled whenever nvcc exists, so CI checks that they build).
+find_program(SF_NVCC nvcc PATHS /usr/local/cuda/bin)
+find_program(SF_HIPCC hipcc)
+find_program(SF_GNUPLOT gnuplot)

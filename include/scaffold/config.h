@@ -1,0 +1,105 @@
+/* Benchmark configuration: every upstream key (spec §1.3) with its default, plus our own keys
+ * (DESIGN.md §1). Precedence: defaults < `-c` YAML file < `--set key=value` overrides.
+ * Every error (unknown key, wrong type, out-of-range value, list where a scalar is expected,
+ * malformed YAML, missing file, ...) names the file and line, the key, the value and what was
+ * expected, and exits with status 2 (SF_EXIT_USAGE). */
+#ifndef SF_CONFIG_H
+#define SF_CONFIG_H
+
+#include <stdio.h>
+
+typedef enum { SF_ORIGIN_DEFAULT = 0, SF_ORIGIN_FILE, SF_ORIGIN_OVERRIDE } sf_origin;
+
+typedef struct sf_config {
+  /* ---- upstream: external / user-facing ---- */
+  char *base_run_dir;               /* "benchmark_runs" */
+  char *dataset_dir;                /* "datasets" */
+  char *fract_base_dir;             /* "fractals" */
+  long seed;                        /* 42 */
+  long dataloader_num_workers;      /* 1 (accepted; loading is a StarPU task) */
+  long dc_num_shards[3];            /* [1,1,1] */
+  long dc_shard_dims[3];            /* [2,3,4] */
+  long checkpoint_interval;         /* -1 */
+  /* ---- upstream: problem ---- */
+  long n_categories;                /* 5 */
+  long n_instances_used_per_fractal;/* 145 */
+  long problem_scale;               /* 7 */
+  long unet_bottleneck_dim;         /* 3 */
+  double target_dice;               /* 0.95 */
+  /* ---- upstream: learning rate ---- */
+  long local_batch_size;            /* 1 */
+  char *optimizer;                  /* "ADAM" | "SGD" | anything else = RMSprop */
+  double starting_learning_rate;    /* 0.001 */
+  double min_learning_rate;         /* 0.0001 */
+  long T_0;                         /* 10 */
+  long T_mult;                      /* 2 */
+  long disable_scheduler;           /* 0 */
+  /* ---- upstream: internal / dev ---- */
+  double variance_threshold;        /* 0.15 */
+  long n_fracts_per_vol;            /* 3 */
+  double val_split;                 /* 30 (percent, in (0,100)) */
+  long epochs;                      /* -1 = until target_dice */
+  long more_determinism;            /* 0 */
+  long datagen_from_scratch;        /* 0 */
+  long train_from_scratch;          /* 1 */
+  long torch_amp;                   /* 1 (bf16 on CUDA workers; CPU stays fp32) */
+  char *framework;                  /* "torch" (accepted for compatibility) */
+  char *checkpoint_dir;             /* "checkpoints" */
+  long loss_freq;                   /* 1 (accepted, unused, as upstream) */
+  double normalize;                 /* 1 */
+  long group_norm_groups;           /* 8 */
+  long warmup_batches;              /* 64 */
+  long activation_checkpointing;    /* 0 */
+  double ce_weight_sample_fraction; /* 0.1 */
+  long dataset_reuse_enforce_commit_id; /* 0 */
+  char *job_name;                   /* "benchmark" */
+  long async_save;                  /* 0 */
+  long dist;                        /* 1; must be true if present */
+  long scale;                       /* 1; nothing else is valid */
+  long datagen_batch_size;          /* 10000 (generate_fractals --datagen-batch-size) */
+  /* ---- ours (DESIGN.md §1) ---- */
+  long unet_base_channels;          /* 64, as upstream */
+  char *scheduler;                  /* "" = StarPU's default (STARPU_SCHED or lws) */
+  long ncpu;                        /* -1 = StarPU's choice */
+  long ncuda;                       /* -1 = StarPU's choice (0 on a CPU-only StarPU) */
+  long nopencl;                     /* 0 */
+  long slabs;                       /* 0 = automatic depth-slab count per layer */
+  long trace;                       /* 0 */
+  long spatial_ranks;               /* 1 */
+  /* ---- derived (recomputed by sf_config_derive) ---- */
+  long unet_layers;                 /* problem_scale - unet_bottleneck_dim */
+  long vol_size;                    /* 2^problem_scale */
+  long point_num;                   /* vol_size^3 / 256 */
+
+  /* provenance: the file that was loaded, and per-key origin/line (indexed by key table order) */
+  char *source_file;
+  void *meta;                       /* private to config.c */
+} sf_config;
+
+/* Fill every key with its default. */
+void sf_config_init(sf_config *c);
+/* Load a YAML mapping of key: scalar. Dies (status 2) with file:line, key, value and expectation. */
+void sf_config_load_file(sf_config *c, const char *path);
+/* Apply "key=value" (value parsed as a YAML scalar or flow list). Dies (status 2) on error. */
+void sf_config_apply_override(sf_config *c, const char *key_eq_value);
+/* Cross-key checks (e.g. problem_scale >= unet_bottleneck_dim + 1) and derived keys. Dies (status 2). */
+void sf_config_finalize(sf_config *c);
+/* Print the effective configuration, one key per line with its origin (default, file:line, override). */
+void sf_config_print(const sf_config *c, FILE *out);
+/* Write the effective configuration as YAML that sf_config_load_file reads back identically.
+ * Written atomically (temporary file, then rename). Returns 0 or -1 with errno set. */
+int sf_config_write_yaml(const sf_config *c, const char *path);
+/* Write only the keys whose origin is an override, as YAML (upstream's overrides.yaml). */
+int sf_config_write_overrides_yaml(const sf_config *c, const char *path);
+void sf_config_free(sf_config *c);
+
+/* The common CLI options of config-driven subcommands: -c FILE, --set key=value (repeatable),
+ * -v. Parses argv[first..], fills c (defaults < file < overrides), finalizes it, and returns the
+ * index of the first unparsed argument. Unknown options die with status 2. `extra` may be NULL;
+ * otherwise it is called for each option that this parser does not know, and returns the number
+ * of arguments it consumed (0 = unknown). */
+typedef int (*sf_cli_extra_fn)(void *ctx, int argc, char **argv, int i);
+int sf_config_from_cli(sf_config *c, int argc, char **argv, int first, int *verbose,
+                       sf_cli_extra_fn extra, void *ctx);
+
+#endif

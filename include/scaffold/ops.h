@@ -1,0 +1,146 @@
+/* Plain C kernels for every operation of ScaFFold's U-Net, loss and optimizer (no StarPU here).
+ *
+ * Conventions (read before adding a kernel):
+ *  - Layout: activations are NDHWC with a batch of 1: element (d,h,w,c) of a (D,H,W,C) tensor is at
+ *    ((d*H + h)*W + w)*C + c. Shape comments below use that order. A "slab" is the planes [d0, d0+nd).
+ *  - Argument order: outputs (and saved state) first, then inputs, then weights, then sizes.
+ *  - Accumulation: weight and bias gradients are ACCUMULATED (+=), so slab contributions add up;
+ *    activation gradients are WRITTEN (=). Partial sums (statistics, loss, Dice, norms) are double
+ *    and ACCUMULATED (+=): a slab-by-slab run sums to the untiled result.
+ *  - Variants: _ref is the naive oracle and never goes away; _blas is im2col + cblas_sgemm
+ *    (OpenBLAS, single-threaded inside the call; StarPU workers supply the parallelism) with scratch
+ *    bounded per call. Elementwise kernels have one plain (vectorisable) version.
+ *  - Weight layouts (ours; PyTorch layouts are converted by the golden-file loader and checkpoints):
+ *      conv 3x3x3   w: (3,3,3,Cin,Cout)  = [27*Cin][Cout]      PyTorch: (Cout,Cin,3,3,3)
+ *      upconv 2/2   w: (Cin,2,2,2,Cout)  = [Cin][8*Cout]       PyTorch: (Cin,Cout,2,2,2)
+ *      conv 1x1x1   w: (Cin,Cout)                              PyTorch: (Cout,Cin,1,1,1)
+ */
+#ifndef SF_OPS_H
+#define SF_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- 3x3x3 convolution, padding 1, stride 1, no bias ---------------------------------------------
+ * y:    (nd,H,W,Cout) output slab, planes d0..d0+nd-1 (written)
+ * x:    (nd,H,W,Cin)  input planes d0..d0+nd-1
+ * x_lo: (H,W,Cin)     input plane d0-1, or NULL at the volume's front face (zero padding)
+ * x_hi: (H,W,Cin)     input plane d0+nd, or NULL at the back face
+ * w:    (3,3,3,Cin,Cout) */
+void sf_conv3d_forward_ref(float *y, const float *x_lo, const float *x, const float *x_hi,
+                           const float *w, int nd, int H, int W, int Cin, int Cout);
+void sf_conv3d_forward_blas(float *y, const float *x_lo, const float *x, const float *x_hi,
+                            const float *w, int nd, int H, int W, int Cin, int Cout);
+/* dx: (nd,H,W,Cin) written. dy, dy_lo, dy_hi: output-gradient planes d0..d0+nd-1, d0-1, d0+nd
+ * (NULL at the faces). */
+void sf_conv3d_backward_data_ref(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,
+                                 const float *w, int nd, int H, int W, int Cin, int Cout);
+void sf_conv3d_backward_data_blas(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,
+                                  const float *w, int nd, int H, int W, int Cin, int Cout);
+/* dw: (3,3,3,Cin,Cout) accumulated with the contribution of output slab dy: (nd,H,W,Cout);
+ * x_lo/x/x_hi as in forward. */
+void sf_conv3d_backward_weights_ref(float *dw, const float *x_lo, const float *x, const float *x_hi,
+                                    const float *dy, int nd, int H, int W, int Cin, int Cout);
+void sf_conv3d_backward_weights_blas(float *dw, const float *x_lo, const float *x, const float *x_hi,
+                                     const float *dy, int nd, int H, int W, int Cin, int Cout);
+
+/* ---- 1x1x1 convolution with bias (OutConv) ------------------------------------------------------
+ * y: (n,Cout) written = x: (n,Cin) . w: (Cin,Cout) + b: (Cout) */
+void sf_conv1_forward_ref(float *y, const float *x, const float *w, const float *b, size_t n, int Cin, int Cout);
+void sf_conv1_forward_blas(float *y, const float *x, const float *w, const float *b, size_t n, int Cin, int Cout);
+/* dx: (n,Cin) written */
+void sf_conv1_backward_data_ref(float *dx, const float *dy, const float *w, size_t n, int Cin, int Cout);
+void sf_conv1_backward_data_blas(float *dx, const float *dy, const float *w, size_t n, int Cin, int Cout);
+/* dw: (Cin,Cout) and db: (Cout) accumulated */
+void sf_conv1_backward_weights_ref(float *dw, float *db, const float *x, const float *dy, size_t n, int Cin, int Cout);
+void sf_conv1_backward_weights_blas(float *dw, float *db, const float *x, const float *dy, size_t n, int Cin, int Cout);
+
+/* ---- transposed convolution, kernel 2, stride 2, with bias (the Up path) ------------------------
+ * x: (nd,H,W,Cin) input slab; y: (2nd,2H,2W,Cout) output slab (written); w: (Cin,2,2,2,Cout); b: (Cout).
+ * y[2d+a][2h+p][2w+q][co] = b[co] + sum_ci x[d][h][w][ci] * w[ci][a][p][q][co]. H, W are INPUT sizes. */
+void sf_upconv3d_forward_ref(float *y, const float *x, const float *w, const float *b,
+                             int nd, int H, int W, int Cin, int Cout);
+void sf_upconv3d_forward_blas(float *y, const float *x, const float *w, const float *b,
+                              int nd, int H, int W, int Cin, int Cout);
+/* dx: (nd,H,W,Cin) written from dy: (2nd,2H,2W,Cout) */
+void sf_upconv3d_backward_data_ref(float *dx, const float *dy, const float *w, int nd, int H, int W, int Cin, int Cout);
+void sf_upconv3d_backward_data_blas(float *dx, const float *dy, const float *w, int nd, int H, int W, int Cin, int Cout);
+/* dw: (Cin,2,2,2,Cout), db: (Cout) accumulated */
+void sf_upconv3d_backward_weights_ref(float *dw, float *db, const float *x, const float *dy,
+                                      int nd, int H, int W, int Cin, int Cout);
+void sf_upconv3d_backward_weights_blas(float *dw, float *db, const float *x, const float *dy,
+                                       int nd, int H, int W, int Cin, int Cout);
+
+/* ---- GroupNorm (affine, exact when tiled) -------------------------------------------------------
+ * Forward is two passes: stats over every slab (reduced), then normalize each slab.
+ * stats: (G,2) double [sum, sum of squares], accumulated over x: (n,C); C % G == 0.
+ * ntotal: voxel count of the WHOLE volume (the statistics' population is ntotal*C/G per group).
+ * relu != 0 fuses the ReLU that follows every GroupNorm in the U-Net: y = max(0, gn(x)). */
+void sf_groupnorm_stats_ref(double *stats, const float *x, size_t n, int C, int G);
+/* y: (n,C) written */
+void sf_groupnorm_forward_ref(float *y, const float *x, const double *stats, const float *gamma,
+                              const float *beta, size_t n, size_t ntotal, int C, int G, float eps, int relu);
+/* Backward partial sums over a slab (accumulated):
+ *   gsums: (G,2) [sum dxhat, sum dxhat*xhat] with dxhat = dy'*gamma;
+ *   dgb:   (C,2) [sum dy'*xhat (dgamma), sum dy' (dbeta)];
+ * where dy' = dy, masked by y > 0 when relu (y is the forward output). */
+void sf_groupnorm_backward_stats_ref(double *gsums, double *dgb, const float *dy, const float *y,
+                                     const float *x, const double *stats, const float *gamma,
+                                     size_t n, size_t ntotal, int C, int G, float eps, int relu);
+/* dx: (n,C) written, from the global stats and gsums. */
+void sf_groupnorm_backward_data_ref(float *dx, const float *dy, const float *y, const float *x,
+                                    const double *stats, const double *gsums, const float *gamma,
+                                    size_t n, size_t ntotal, int C, int G, float eps, int relu);
+/* dgamma, dbeta: (C) accumulated from the reduced dgb: (C,2). */
+void sf_groupnorm_param_grads(float *dgamma, float *dbeta, const double *dgb, int C);
+
+/* ---- ReLU (standalone; GroupNorm fuses it) --------------------------------------------------- */
+void sf_relu_forward(float *y, const float *x, size_t n);              /* y may equal x */
+void sf_relu_backward(float *dx, const float *dy, const float *y, size_t n); /* dx = dy * (y > 0) */
+
+/* ---- MaxPool 2x2x2, stride 2 ----------------------------------------------------------------------
+ * x: (2nd,2H,2W,C); y: (nd,H,W,C) written; idx: (nd,H,W,C) argmax offset a*4+p*2+q in 0..7, first
+ * maximum in (a,p,q) scan order wins (PyTorch's CPU rule; NaN propagates). H, W are OUTPUT sizes. */
+void sf_maxpool3d_forward_ref(float *y, uint8_t *idx, const float *x, int nd, int H, int W, int C);
+/* dx: (2nd,2H,2W,C) written (zero except at the argmax) */
+void sf_maxpool3d_backward_ref(float *dx, const float *dy, const uint8_t *idx, int nd, int H, int W, int C);
+
+/* ---- channel concatenation of [skip, upsampled] ------------------------------------------------
+ * y: (n, Ca+Cb) written from a: (n,Ca) and b: (n,Cb); backward splits dy into da, db (written). */
+void sf_concat_forward(float *y, const float *a, const float *b, size_t n, int Ca, int Cb);
+void sf_concat_backward(float *da, float *db, const float *dy, size_t n, int Ca, int Cb);
+
+/* ---- loss: class-weighted CE + (1 - soft foreground Dice), spec §6.2-6.3 ------------------------
+ * z: (n,K) logits; lab: (n) labels in 0..K-1; cw: (K) class weights.
+ * acc: SF_LOSS_NACC(K) doubles, accumulated:
+ *   acc[0] = sum w[y]*(-log p_y), acc[1] = sum w[y],
+ *   acc[2+3k+0] = sum P_k*Y_k, acc[2+3k+1] = sum P_k, acc[2+3k+2] = sum Y_k   (k = 0..K-1) */
+#define SF_LOSS_NACC(K) (2 + 3 * (K))
+#define SF_DICE_EPS 1e-6
+void sf_loss_partial_ref(double *acc, const float *z, const uint16_t *lab, const float *cw, size_t n, int K);
+/* From the global acc: ce = acc[0]/acc[1]; dice_fg = mean over k=1..K-1 of (I+eps)/(S+eps) with
+ * I = 2*sum P*Y, S = sum P + sum Y (S := I when S == 0); loss = ce + 1 - dice_fg. */
+void sf_loss_finalize(double *ce, double *dice_fg, double *loss, const double *acc, int K);
+/* dz: (n,K) written = scale * d(loss)/dz, using the global acc. */
+void sf_loss_backward_ref(float *dz, const float *z, const uint16_t *lab, const float *cw,
+                          const double *acc, size_t n, int K, float scale);
+
+/* ---- hard (argmax) foreground Dice for validation ----------------------------------------------
+ * acc: (K,3) accumulated [sum (pred==k && lab==k), sum pred==k, sum lab==k]; argmax ties -> lowest k. */
+void sf_dice_hard_partial_ref(double *acc, const float *z, const uint16_t *lab, size_t n, int K);
+/* Mean over foreground classes 1..K-1 of (2*TP + eps)/(S + eps), S == 0 -> S := 2*TP (absent and
+ * predicted absent scores 1). */
+double sf_dice_hard_finalize(const double *acc, int K);
+
+/* ---- optimizer ----------------------------------------------------------------------------------- */
+/* acc += sum g^2 (for the global gradient norm) */
+void sf_sumsq_partial(double *acc, const float *g, size_t n);
+/* torch.nn.utils.clip_grad_norm_: coef = max_norm / (sqrt(total_sumsq) + 1e-6), clamped to <= 1. */
+float sf_clip_coef(double total_sumsq, float max_norm);
+/* torch.optim.Adam (no weight decay, no amsgrad), applied to g*grad_scale; step counts from 1. */
+void sf_adam_step(float *w, float *m, float *v, const float *g, size_t n, double lr, double beta1,
+                  double beta2, double eps, long step, float grad_scale);
+/* CosineAnnealingWarmRestarts after `epochs_done` scheduler steps (0 -> eta_max). */
+double sf_cosine_warm_restart_lr(long epochs_done, double eta_max, double eta_min, long T_0, long T_mult);
+
+#endif

@@ -1,0 +1,11 @@
+/* `scaffold generate_fractals`: placeholder until the module that owns this command lands. */
+#include "scaffold/cli.h"
+#include "scaffold/common.h"
+
+int sf_cmd_generate_fractals(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  fprintf(stderr, "scaffold: error: 'generate_fractals' is not implemented yet\n");
+  return SF_EXIT_FAILURE;
+}

@@ -1,0 +1,11 @@
+/* `scaffold report`: placeholder until the module that owns this command lands. */
+#include "scaffold/cli.h"
+#include "scaffold/common.h"
+
+int sf_cmd_report(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  fprintf(stderr, "scaffold: error: 'report' is not implemented yet\n");
+  return SF_EXIT_FAILURE;
+}

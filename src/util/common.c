@@ -1,0 +1,92 @@
+/* Error reporting, checked allocation and the clock declared in scaffold/common.h. */
+#include "scaffold/common.h"
+
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+
+void sf_abort_at(const char *file, int line, const char *fmt, ...)
+{
+  va_list ap;
+  fprintf(stderr, "scaffold: internal error at %s:%d: ", file, line);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  abort();
+}
+
+void sf_die(int status, const char *fmt, ...)
+{
+  va_list ap;
+  fflush(stdout);
+  fputs("scaffold: error: ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  exit(status);
+}
+
+void sf_warn(const char *fmt, ...)
+{
+  va_list ap;
+  fflush(stdout);
+  fputs("scaffold: warning: ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+void sf_info(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stdout, fmt, ap);
+  va_end(ap);
+  fputc('\n', stdout);
+  fflush(stdout);
+}
+
+static void oom(size_t bytes, const char *what)
+{
+  sf_die(SF_EXIT_FAILURE, "out of memory allocating %zu bytes (%.1f MiB) for %s", bytes,
+         (double)bytes / (1024.0 * 1024.0), what ? what : "?");
+}
+
+void *sf_malloc(size_t bytes, const char *what)
+{
+  void *p = malloc(bytes ? bytes : 1);
+  if (!p) oom(bytes, what);
+  return p;
+}
+
+void *sf_calloc(size_t n, size_t elem, const char *what)
+{
+  void *p = calloc(n ? n : 1, elem ? elem : 1);
+  if (!p) oom(n * elem, what);
+  return p;
+}
+
+void *sf_aligned_alloc(size_t bytes, const char *what)
+{
+  void *p = NULL;
+  if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0) oom(bytes, what);
+  return p;
+}
+
+char *sf_strdup(const char *s)
+{
+  size_t n = strlen(s) + 1;
+  char *d = sf_malloc(n, "string");
+  memcpy(d, s, n);
+  return d;
+}
+
+double sf_now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
