@@ -66,14 +66,14 @@ typedef struct sf_config {
   long slabs;                       /* 0 = automatic depth-slab count per layer */
   long trace;                       /* 0 */
   long spatial_ranks;               /* 1 */
-  /* ---- derived (recomputed by sf_config_derive) ---- */
+  /* ---- derived (recomputed by sf_config_finalize) ---- */
   long unet_layers;                 /* problem_scale - unet_bottleneck_dim */
   long vol_size;                    /* 2^problem_scale */
   long point_num;                   /* vol_size^3 / 256 */
 
   /* provenance: the file that was loaded, and per-key origin/line (indexed by key table order) */
   char *source_file;
-  void *meta;                       /* private to config.c */
+  void *meta;                       /* private to src/config/config.c */
 } sf_config;
 
 /* Fill every key with its default. */
@@ -101,5 +101,31 @@ void sf_config_free(sf_config *c);
 typedef int (*sf_cli_extra_fn)(void *ctx, int argc, char **argv, int i);
 int sf_config_from_cli(sf_config *c, int argc, char **argv, int first, int *verbose,
                        sf_cli_extra_fn extra, void *ctx);
+
+/* ---- added by the config module: introspection, comparison, help and docs -------------------- */
+/* Notes on sf_config_from_cli: `-c` is optional (defaults alone are a valid configuration; check
+ * c->source_file if a command requires one) and repeatable (later files override earlier ones,
+ * c->source_file is the first); parsing stops at the first argument that is not an option, or at
+ * "--" (not consumed), whose index it returns. With -v it prints the effective configuration to
+ * stdout. -h/--help is offered to `extra` first (so a command can print its own usage and then
+ * sf_config_print_cli_help); otherwise it prints sf_config_print_cli_help and exits 0. */
+void sf_config_print_cli_help(FILE *out);
+
+int sf_config_nkeys(void);
+const char *sf_config_key_name(int i); /* table order; NULL when out of range */
+int sf_config_key_index(const char *name); /* -1 when unknown */
+/* Origin of a key (derived keys report SF_ORIGIN_DEFAULT); SF_ORIGIN_DEFAULT for an unknown key. */
+sf_origin sf_config_origin_of(const sf_config *c, const char *key);
+/* As printed by sf_config_print: "default", "FILE:LINE", "override --set k=v" (or
+ * "override --flag v") or "derived". Malloc'ed; NULL for an unknown key. */
+char *sf_config_origin_string(const sf_config *c, const char *key);
+/* The value in YAML flow form (as sf_config_write_yaml writes it). Malloc'ed; NULL if unknown. */
+char *sf_config_value_string(const sf_config *c, const char *key);
+/* Number of keys whose values differ (doubles bitwise); each difference is printed to report
+ * (may be NULL) as "key: A != B". */
+int sf_config_compare(const sf_config *a, const sf_config *b, FILE *report);
+/* The table of every key (meaning, type, default, allowed values, flag, ours or upstream) as
+ * Markdown; docs/config.md embeds it between generated-block markers. Returns 0 or -1. */
+int sf_config_write_markdown(FILE *out);
 
 #endif
