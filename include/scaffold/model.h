@@ -9,6 +9,10 @@
  *   down{i}.maxpool_conv.1.double_conv.{...} (i = 1..L),
  *   up{j}.up.{weight,bias}, up{j}.conv.double_conv.{...} (j = 1..L, deepest first),
  *   outc.conv.{weight,bias}.
+ * up1 is the DEEPEST Up: Up(c_L, c_{L-1}), and up{k} produces level L-k, following the spec's
+ * decoder order "for j = L..1: Up(c_j, c_{j-1})" (the spec does not name upstream's Up modules, so
+ * this naming is our decision; scripts/make_golden.py builds its PyTorch UNet the same way). DoubleConv's
+ * Sequential indices: 0 conv, 1 GroupNorm, 2 ReLU, 3 conv, 4 GroupNorm, 5 ReLU.
  * Weight layouts are ours (see ops.h); sf_param_from_torch/sf_param_to_torch convert one tensor. */
 #ifndef SF_MODEL_H
 #define SF_MODEL_H
@@ -18,6 +22,7 @@
 #include <stdio.h>
 
 #define SF_MAX_LEVELS 12
+#define SF_GN_EPS 1e-5f /* GroupNorm epsilon (torch default) */
 
 typedef enum {
   SF_PARAM_CONV3_W = 0, /* (3,3,3,Cin,Cout) */
@@ -74,5 +79,7 @@ void sf_unet_ref_forward(sf_unet_ref *r, const float *params, const float *x, fl
  * lab: (G,G,G) labels; cw: (K) class weights; out[0..2] = ce, soft fg dice, loss. */
 void sf_unet_ref_train_step(sf_unet_ref *r, const float *params, float *grads, const float *x,
                             const uint16_t *lab, const float *cw, double out[3], int use_naive);
+/* The (G,G,G,K) logits of the last forward or train step (valid until the next call). */
+const float *sf_unet_ref_logits(const sf_unet_ref *r);
 
 #endif

@@ -1,0 +1,58 @@
+/* Reader for the PyTorch golden fixtures written by scripts/make_golden.py (tests/golden/<name>.bin).
+ *
+ * File format (little-endian):
+ *   char[8] magic "SFGOLDEN"; uint32 version (1); uint32 count;
+ *   count times: uint32 name_len, name bytes (no NUL); uint32 dtype (0 f32, 1 i32, 2 f64);
+ *                uint32 ndim; int64 shape[ndim]; prod(shape) elements in C order.
+ * Tensors are in PyTorch layouts (activations N,C,D,H,W); convert with sf_golden_ncdhw_to_ndhwc and
+ * sf_param_from_torch. Any error (missing file, bad magic/version, truncated data, missing tensor,
+ * wrong dtype or shape) prints what was expected and a HINT to re-run scripts/make_golden.py, then
+ * exits with status 1. */
+#ifndef SF_GOLDEN_H
+#define SF_GOLDEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SF_GOLDEN_MAGIC "SFGOLDEN"
+#define SF_GOLDEN_VERSION 1
+#define SF_GOLDEN_F32 0
+#define SF_GOLDEN_I32 1
+#define SF_GOLDEN_F64 2
+#define SF_GOLDEN_MAX_DIMS 8
+
+typedef struct {
+  char *name;
+  int dtype, ndim;
+  int64_t shape[SF_GOLDEN_MAX_DIMS];
+  size_t numel;
+  void *data;
+} sf_golden_tensor;
+
+typedef struct {
+  char *path;
+  int count;
+  sf_golden_tensor *t;
+} sf_golden;
+
+/* $SF_SOURCE_DIR/tests/golden/<file> (SF_SOURCE_DIR from the environment, else the build's). */
+char *sf_golden_path(const char *file);
+sf_golden *sf_golden_load(const char *path);
+void sf_golden_free(sf_golden *g);
+/* NULL if absent. */
+const sf_golden_tensor *sf_golden_find(const sf_golden *g, const char *name);
+/* Exits (with the HINT) if absent or of another dtype. numel may be NULL. */
+const float *sf_golden_f32(const sf_golden *g, const char *name, size_t *numel);
+const int32_t *sf_golden_i32(const sf_golden *g, const char *name, size_t *numel);
+const double *sf_golden_f64(const sf_golden *g, const char *name, size_t *numel);
+/* A scalar (or one-element) int32 / float64 tensor. */
+int sf_golden_int(const sf_golden *g, const char *name);
+double sf_golden_double(const sf_golden *g, const char *name);
+/* Exits with a message unless tensor `name` has exactly the given shape. */
+void sf_golden_expect_shape(const sf_golden *g, const char *name, int ndim, const int64_t *shape);
+
+/* (C,D,H,W) -> (D,H,W,C), i.e. PyTorch NCDHW with N = 1 to our NDHWC. */
+void sf_golden_ncdhw_to_ndhwc(float *dst, const float *src, int C, int D, int H, int W);
+void sf_golden_ndhwc_to_ncdhw(float *dst, const float *src, int C, int D, int H, int W);
+
+#endif

@@ -1,0 +1,11 @@
+#!/bin/sh
+# The committed fixtures tests/golden/{ops,unet_ps4,unet_ps5}.bin must match what
+# scripts/make_golden.py writes now (`--check`: exact names and shapes, values to 1e-6).
+# Skips (77) where /usr/bin/python3 has no torch.
+src=${SF_SOURCE_DIR:?SF_SOURCE_DIR is not set}
+py=/usr/bin/python3
+if ! [ -x "$py" ] || ! "$py" -c "import torch, numpy" >/dev/null 2>&1; then
+  echo "SKIPPED: $py with torch and numpy is not available"
+  exit 77
+fi
+exec "$py" "$src/scripts/make_golden.py" --check
