@@ -20,6 +20,15 @@ typedef struct {
 int sf_npy_write(const char *path, sf_npy_dtype dt, int ndim, const size_t *shape, const void *data,
                  char *err, size_t errlen);
 int sf_npy_read(const char *path, sf_npy *out, char *err, size_t errlen);
+/* sf_npy_write with flags. SF_NPY_NO_FSYNC: still atomic (temporary file + rename, so readers and
+ * a killed writer never leave a partial file under `path`), but not flushed to disk; for many small
+ * files that the caller makes durable at once (e.g. syncfs) and re-validates on the next run. */
+#define SF_NPY_NO_FSYNC 1u
+int sf_npy_write_flags(const char *path, sf_npy_dtype dt, int ndim, const size_t *shape, const void *data,
+                       unsigned flags, char *err, size_t errlen);
+/* Like sf_npy_read without loading the data (out->data = NULL): header, dtype, shape and file size
+ * are validated. 0 on success; -1 with a message in err. */
+int sf_npy_read_header(const char *path, sf_npy *out, char *err, size_t errlen);
 /* Header-only check: exists, parses, and the size matches the header. 1 = complete, 0 = not. */
 int sf_npy_is_complete(const char *path);
 

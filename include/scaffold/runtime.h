@@ -1,0 +1,36 @@
+/* The shared StarPU runtime: one starpu_init for the whole process, built from the config's
+ * `scheduler`, `ncpu`, `ncuda` and `nopencl` keys (DESIGN.md §1), with OpenBLAS forced to one
+ * thread (StarPU workers supply the parallelism).
+ *
+ * Precedence: a key the config sets wins over StarPU's environment variable (STARPU_SCHED,
+ * STARPU_NCPU, STARPU_NCUDA, STARPU_NOPENCL); a key left at "StarPU's choice" ("" / -1) leaves
+ * the environment variable in charge. `nopencl: 0` (the default) disables OpenCL workers unless
+ * STARPU_NOPENCL is set. `scheduler` takes StarPU's policy names (validated against the linked
+ * StarPU's list); "heft" is accepted as an alias of "modular-heft" since StarPU 1.3 has no plain
+ * heft. An unknown name exits with status 2 naming it and listing the valid ones. */
+#ifndef SF_RUNTIME_H
+#define SF_RUNTIME_H
+
+#include <stddef.h>
+
+#include "scaffold/config.h"
+
+/* Starts StarPU. Returns the total worker count (> 0); dies with a message if StarPU cannot start.
+ * Calling it again while running is an error (SF_ABORT). */
+int sf_runtime_init(const sf_config *c);
+void sf_runtime_shutdown(void);
+int sf_runtime_is_initialized(void);
+int sf_runtime_ncpu_workers(void);
+int sf_runtime_nworkers(void);
+/* The scheduler policy name in use ("lws", "dmda", ...), valid after init. */
+const char *sf_runtime_scheduler(void);
+/* One line for logs/results, e.g. "StarPU 1.3.10, scheduler lws, 2 workers (2 CPU, 0 CUDA, 0 OpenCL)".
+ * Returns buf. */
+char *sf_runtime_describe(char *buf, size_t len);
+
+/* Validates a scheduler name against the linked StarPU's policies, resolving the "heft" alias.
+ * Returns the canonical name, or NULL if unknown (then `valid`, if non-NULL, receives the
+ * comma-separated list of valid names). Usable before sf_runtime_init. */
+const char *sf_runtime_resolve_scheduler(const char *name, char *valid, size_t valid_len);
+
+#endif

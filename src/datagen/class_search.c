@@ -1,0 +1,295 @@
+/* Fractal class search as a StarPU task graph (spec §2.5): rounds of candidate attempts sized by
+ * sf_compute_round_attempts; each round is split into batch tasks (up to 64 attempts each) that
+ * evaluate candidates into a per-attempt results array; after the round the main thread accepts
+ * them in attempt order, saving each new class at the lowest free 6-digit index (exact duplicates
+ * skipped, nothing overwritten) until n_categories exist. The attempt counter is persisted in
+ * <param_dir>/.rng_attempt after every round. The result depends only on (seed, attempt), never
+ * on worker count or scheduler. */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <starpu.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "scaffold/common.h"
+#include "scaffold/datagen.h"
+#include "scaffold/fsutil.h"
+
+#define MAX_ATTEMPTS_PER_TASK 64
+
+typedef struct {
+  sf_fractal_class cls;
+  double var[3];
+  int verdict;
+} class_result;
+
+typedef struct {
+  uint64_t seed;
+  uint64_t first;   /* attempt index of res[0] */
+  int n;            /* attempts in this batch */
+  size_t N;         /* points per candidate */
+  double normalize, threshold;
+  class_result *res;
+} class_batch;
+
+static void class_batch_cpu(void *buffers[], void *arg)
+{
+  (void)buffers;
+  const class_batch *b = arg;
+  double *pts = sf_malloc(b->N * 3 * sizeof(double), "class candidate points");
+  for (int i = 0; i < b->n; i++) {
+    class_result *r = &b->res[i];
+    uint64_t a = b->first + (uint64_t)i;
+    sf_class_candidate(b->seed, a, &r->cls);
+    if (!(isfinite(r->cls.p[0][12]) && isfinite(r->cls.p[1][12]))) { /* both determinants 0 */
+      r->verdict = SF_IFS_INVALID;
+      r->var[0] = r->var[1] = r->var[2] = NAN;
+      continue;
+    }
+    int runaway = sf_ifs_points(pts, b->N, r->cls.p, NULL, b->seed, sf_class_point_stream(a));
+    r->verdict = sf_ifs_check(pts, b->N, runaway, b->normalize, b->threshold, r->var);
+  }
+  free(pts);
+}
+
+static uint32_t class_batch_footprint(struct starpu_task *task)
+{
+  const class_batch *b = task->cl_arg;
+  uint64_t key[2] = {(uint64_t)b->n, (uint64_t)b->N};
+  return starpu_hash_crc32c_be_n(key, sizeof key, 0);
+}
+
+static struct starpu_perfmodel class_batch_model = {
+  .type = STARPU_HISTORY_BASED,
+  .symbol = "sf_ifs_class_batch",
+  .footprint = class_batch_footprint,
+};
+
+static struct starpu_codelet class_batch_cl = {
+  .cpu_funcs = {class_batch_cpu},
+  .cpu_funcs_name = {"class_batch_cpu"},
+  .nbuffers = 0,
+  .model = &class_batch_model,
+  .name = "ifs_class_batch",
+};
+
+/* ---- attempt counter ------------------------------------------------------------------------ */
+
+static uint64_t read_attempt_counter(const char *path)
+{
+  if (!sf_file_exists(path)) return 0;
+  char *text = sf_read_file(path, NULL);
+  if (!text) sf_die(SF_EXIT_FAILURE, "cannot read %s: %s", path, strerror(errno));
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(text, &end, 10);
+  while (*end == '\n' || *end == ' ' || *end == '\r') end++;
+  if (end == text || *end || errno)
+    sf_die(SF_EXIT_FAILURE, "%s: expected one non-negative integer (the next candidate attempt index), found '%.40s'",
+           path, text);
+  free(text);
+  return (uint64_t)v;
+}
+
+static void write_attempt_counter(const char *path, uint64_t v)
+{
+  char buf[32];
+  int n = snprintf(buf, sizeof buf, "%" PRIu64 "\n", v);
+  if (sf_write_file_atomic(path, buf, (size_t)n) != 0)
+    sf_die(SF_EXIT_FAILURE, "cannot write %s: %s", path, strerror(errno));
+}
+
+void sf_datagen_sweep_tmp(const char *dir)
+{
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (strncmp(e->d_name, ".tmp-", 5) != 0) continue;
+    char *p = sf_path_join(dir, e->d_name);
+    if (unlink(p) != 0 && errno != ENOENT) sf_warn("cannot remove stale temporary file %s: %s", p, strerror(errno));
+    free(p);
+  }
+  closedir(d);
+}
+
+/* ---- the search ----------------------------------------------------------------------------- */
+
+typedef struct {
+  char *dir;
+  int n;              /* classes present (6-digit names) */
+  int cap;
+  int *index;         /* their numeric indices */
+  sf_fractal_class *cls;
+} library;
+
+static void library_add(library *L, int idx, const sf_fractal_class *c)
+{
+  if (L->n == L->cap) {
+    L->cap = L->cap ? 2 * L->cap : 16;
+    L->index = realloc(L->index, (size_t)L->cap * sizeof *L->index);
+    L->cls = realloc(L->cls, (size_t)L->cap * sizeof *L->cls);
+    if (!L->index || !L->cls) sf_die(SF_EXIT_FAILURE, "out of memory (class library)");
+  }
+  L->index[L->n] = idx;
+  L->cls[L->n] = *c;
+  L->n++;
+}
+
+static int library_has_duplicate(const library *L, const sf_fractal_class *c)
+{
+  for (int i = 0; i < L->n; i++)
+    if (!memcmp(L->cls[i].p, c->p, sizeof c->p)) return 1;
+  return 0;
+}
+
+static int library_lowest_free(const library *L)
+{
+  for (int idx = 0;; idx++) {
+    int used = 0;
+    for (int i = 0; i < L->n && !used; i++) used = L->index[i] == idx;
+    if (!used) return idx;
+  }
+}
+
+static void library_load(library *L, const char *dir)
+{
+  memset(L, 0, sizeof *L);
+  L->dir = sf_strdup(dir);
+  char **names;
+  int n = sf_fractal_list_class_files(dir, &names);
+  for (int i = 0; i < n; i++) {
+    char *path = sf_path_join(dir, names[i]);
+    char err[512];
+    sf_fractal_class c;
+    if (sf_fractal_class_load(path, &c, err, sizeof err) != 0)
+      sf_die(SF_EXIT_FAILURE, "%s (delete the file, or set datagen_from_scratch: 1, to regenerate)", err);
+    library_add(L, atoi(names[i]), &c);
+    free(path);
+  }
+  sf_free_names(names, n);
+}
+
+static void library_free(library *L)
+{
+  free(L->dir);
+  free(L->index);
+  free(L->cls);
+}
+
+static double pct(long a, long b) { return b > 0 ? 100.0 * (double)a / (double)b : 0.0; }
+
+void sf_generate_classes(const sf_config *c, sf_class_search_stats *stats_out)
+{
+  sf_class_search_stats st;
+  memset(&st, 0, sizeof st);
+  if (c->n_categories < 1) sf_die(SF_EXIT_USAGE, "n_categories must be >= 1 (got %ld)", c->n_categories);
+  if (c->datagen_batch_size < 1)
+    sf_die(SF_EXIT_USAGE, "datagen_batch_size must be >= 1 (got %ld)", c->datagen_batch_size);
+  if (c->point_num < 2) sf_die(SF_EXIT_USAGE, "point_num must be >= 2 (got %ld; check problem_scale)", c->point_num);
+  if (c->n_categories > 999999) sf_die(SF_EXIT_USAGE, "n_categories %ld exceeds the 6-digit class names", c->n_categories);
+
+  char *dir = sf_fractal_param_dir(c);
+  if (sf_mkdir_p(dir) != 0) sf_die(SF_EXIT_FAILURE, "cannot create directory %s: %s", dir, strerror(errno));
+  sf_datagen_sweep_tmp(dir);
+  char *counter_path = sf_path_join(dir, ".rng_attempt");
+
+  library L;
+  library_load(&L, dir);
+  st.existing = L.n;
+  double t0 = sf_now();
+  uint64_t attempt = read_attempt_counter(counter_path);
+  st.first_attempt = (long)attempt;
+  int nworkers = (int)starpu_worker_get_count();
+  if (nworkers < 1) nworkers = 1;
+  sf_progress prog;
+  sf_progress_begin(&prog, "fractal classes", c->n_categories);
+
+  while (L.n < c->n_categories) {
+    long remaining = c->n_categories - L.n;
+    long round = sf_compute_round_attempts(c->datagen_batch_size, remaining, st.accepted, st.attempts, 1);
+    class_result *res = sf_calloc((size_t)round, sizeof *res, "class candidate results");
+    long per_task = (round + 4L * nworkers - 1) / (4L * nworkers);
+    if (per_task > MAX_ATTEMPTS_PER_TASK) per_task = MAX_ATTEMPTS_PER_TASK;
+    if (per_task < 1) per_task = 1;
+    long ntasks = (round + per_task - 1) / per_task;
+    class_batch *batches = sf_calloc((size_t)ntasks, sizeof *batches, "class batches");
+    struct starpu_task **tasks = sf_calloc((size_t)ntasks, sizeof *tasks, "class batch tasks");
+    for (long t = 0; t < ntasks; t++) {
+      class_batch *b = &batches[t];
+      b->seed = (uint64_t)c->seed;
+      b->first = attempt + (uint64_t)(t * per_task);
+      b->n = (int)sf_min_sz((size_t)per_task, (size_t)(round - t * per_task));
+      b->N = (size_t)c->point_num;
+      b->normalize = c->normalize;
+      b->threshold = c->variance_threshold;
+      b->res = res + t * per_task;
+      struct starpu_task *task = starpu_task_create();
+      task->cl = &class_batch_cl;
+      task->cl_arg = b;
+      task->cl_arg_size = sizeof *b;
+      task->cl_arg_free = 0;
+      task->detach = 0; /* waited for below (and then freed): other users' tasks are not waited for */
+      int ret = starpu_task_submit(task);
+      if (ret != 0) sf_die(SF_EXIT_FAILURE, "starpu_task_submit (class batch) failed with %d", ret);
+      tasks[t] = task;
+    }
+    if (starpu_task_wait_array(tasks, (unsigned)ntasks) != 0) SF_ABORT("starpu_task_wait_array (class batches) failed");
+    free(tasks);
+
+    for (long i = 0; i < round; i++) {
+      st.attempts++;
+      switch (res[i].verdict) {
+      case SF_IFS_INVALID: st.invalid++; break;
+      case SF_IFS_VARIANCE: st.variance_fail++; break;
+      case SF_IFS_RUNAWAY: st.runaway++; break;
+      default: break;
+      }
+      if (res[i].verdict != SF_IFS_ACCEPT) continue;
+      st.accepted++;
+      if (L.n >= c->n_categories) continue;
+      if (library_has_duplicate(&L, &res[i].cls)) {
+        st.duplicates++;
+        continue;
+      }
+      int idx = library_lowest_free(&L);
+      char name[32], err[512];
+      snprintf(name, sizeof name, "%06d.csv", idx);
+      char *path = sf_path_join(dir, name);
+      if (sf_fractal_class_save(path, &res[i].cls, err, sizeof err) != 0) sf_die(SF_EXIT_FAILURE, "%s", err);
+      free(path);
+      library_add(&L, idx, &res[i].cls);
+      st.saved++;
+    }
+    attempt += (uint64_t)round;
+    write_attempt_counter(counter_path, attempt);
+    free(res);
+    free(batches);
+    sf_progress_update(&prog, L.n);
+  }
+  st.seconds = sf_now() - t0;
+  if (st.attempts) sf_progress_end(&prog, L.n);
+
+  if (st.attempts == 0) {
+    sf_info("fractal classes: %ld present in %s (n_categories %ld), no search needed", st.existing, dir,
+            c->n_categories);
+  } else {
+    sf_info("fractal classes: %ld new (%ld already present) in %s after %ld attempts (#%ld..#%ld), %.3f s, "
+            "%.0f attempts/s",
+            st.saved, st.existing, dir, st.attempts, st.first_attempt, st.first_attempt + st.attempts - 1, st.seconds,
+            st.seconds > 0 ? (double)st.attempts / st.seconds : 0.0);
+    sf_info("fractal classes: accepted %ld (%.1f%%), duplicates %ld; rejected: invalid values %ld (%.1f%%), "
+            "variance <= %g %ld (%.1f%%), runaway %ld (%.1f%%)",
+            st.accepted, pct(st.accepted, st.attempts), st.duplicates, st.invalid, pct(st.invalid, st.attempts),
+            c->variance_threshold, st.variance_fail, pct(st.variance_fail, st.attempts), st.runaway,
+            pct(st.runaway, st.attempts));
+  }
+  library_free(&L);
+  free(counter_path);
+  free(dir);
+  if (stats_out) *stats_out = st;
+}

@@ -1,0 +1,124 @@
+/* StarPU start-up and shut-down for every subcommand (scaffold/runtime.h): builds a starpu_conf
+ * from the config (scheduler, worker counts), lets StarPU's environment variables rule wherever
+ * the config leaves the choice to StarPU, and pins OpenBLAS to one thread per worker. */
+#include "scaffold/runtime.h"
+
+#include <cblas.h>
+#include <errno.h>
+#include <starpu.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scaffold/common.h"
+
+static int g_initialized = 0;
+static char g_sched[64] = "";
+
+const char *sf_runtime_resolve_scheduler(const char *name, char *valid, size_t valid_len)
+{
+  const char *want = !strcmp(name, "heft") ? "modular-heft" : name;
+  struct starpu_sched_policy **pols = starpu_sched_get_predefined_policies();
+  const char *found = NULL;
+  size_t k = 0;
+  if (valid && valid_len) valid[0] = '\0';
+  for (int i = 0; pols && pols[i]; i++) {
+    const char *pn = pols[i]->policy_name;
+    if (!pn) continue;
+    if (!strcmp(pn, want)) found = pn;
+    if (valid && valid_len && k < valid_len) {
+      int w = snprintf(valid + k, valid_len - k, "%s%s", k ? ", " : "", pn);
+      if (w > 0) k += (size_t)w;
+    }
+  }
+  if (valid && valid_len && k < valid_len) snprintf(valid + k, valid_len - k, " (and heft = modular-heft)");
+  return found;
+}
+
+/* The config value wins over the environment variable when the config sets one. */
+static void set_count_env(const char *var, const char *alias, long value)
+{
+  char buf[32];
+  snprintf(buf, sizeof buf, "%ld", value);
+  setenv(var, buf, 1);
+  if (alias) unsetenv(alias);
+}
+
+int sf_runtime_init(const sf_config *c)
+{
+  if (g_initialized) SF_ABORT("sf_runtime_init called twice");
+  struct starpu_conf conf;
+  if (starpu_conf_init(&conf) != 0) sf_die(SF_EXIT_FAILURE, "starpu_conf_init failed");
+
+  if (c->scheduler && c->scheduler[0]) {
+    char valid[2048];
+    const char *canon = sf_runtime_resolve_scheduler(c->scheduler, valid, sizeof valid);
+    if (!canon)
+      sf_die(SF_EXIT_USAGE, "config key 'scheduler': unknown StarPU scheduling policy '%s'; valid: %s", c->scheduler,
+             valid);
+    conf.sched_policy_name = canon;
+    /* StarPU reads STARPU_SCHED before conf.sched_policy_name, so the config's choice must
+     * replace it in our environment. */
+    setenv("STARPU_SCHED", canon, 1);
+  }
+  if (c->ncpu >= 0) {
+    conf.ncpus = (int)c->ncpu;
+    set_count_env("STARPU_NCPU", "STARPU_NCPUS", c->ncpu);
+  }
+  if (c->ncuda >= 0) {
+    conf.ncuda = (int)c->ncuda;
+    set_count_env("STARPU_NCUDA", NULL, c->ncuda);
+  }
+  if (c->nopencl > 0) {
+    conf.nopencl = (int)c->nopencl;
+    set_count_env("STARPU_NOPENCL", NULL, c->nopencl);
+  } else if (c->nopencl == 0 && !getenv("STARPU_NOPENCL")) {
+    conf.nopencl = 0;
+  }
+
+  /* BLAS inside a codelet must not spawn its own thread pool. */
+  openblas_set_num_threads(1);
+
+  int ret = starpu_init(&conf);
+  if (ret == -ENODEV)
+    sf_die(SF_EXIT_FAILURE, "StarPU found no worker to run on (ncpu=%ld, ncuda=%ld, nopencl=%ld; check STARPU_NCPU etc.)",
+           c->ncpu, c->ncuda, c->nopencl);
+  if (ret != 0) sf_die(SF_EXIT_FAILURE, "starpu_init failed with %d", ret);
+  g_initialized = 1;
+
+  struct starpu_sched_policy *pol = starpu_sched_ctx_get_sched_policy(0);
+  snprintf(g_sched, sizeof g_sched, "%s", pol && pol->policy_name ? pol->policy_name : "?");
+  int n = (int)starpu_worker_get_count();
+  if (n <= 0) sf_die(SF_EXIT_FAILURE, "StarPU started with no workers");
+  return n;
+}
+
+void sf_runtime_shutdown(void)
+{
+  if (!g_initialized) return;
+  starpu_task_wait_for_all();
+  starpu_shutdown();
+  g_initialized = 0;
+}
+
+int sf_runtime_is_initialized(void) { return g_initialized; }
+
+int sf_runtime_ncpu_workers(void) { return g_initialized ? (int)starpu_cpu_worker_get_count() : 0; }
+
+int sf_runtime_nworkers(void) { return g_initialized ? (int)starpu_worker_get_count() : 0; }
+
+const char *sf_runtime_scheduler(void) { return g_sched; }
+
+char *sf_runtime_describe(char *buf, size_t len)
+{
+  int ma = 0, mi = 0, re = 0;
+  starpu_get_version(&ma, &mi, &re);
+  if (!g_initialized) {
+    snprintf(buf, len, "StarPU %d.%d.%d (not started)", ma, mi, re);
+    return buf;
+  }
+  snprintf(buf, len, "StarPU %d.%d.%d, scheduler %s, %u workers (%u CPU, %u CUDA, %u OpenCL)", ma, mi, re, g_sched,
+           starpu_worker_get_count(), starpu_cpu_worker_get_count(), starpu_cuda_worker_get_count(),
+           starpu_opencl_worker_get_count());
+  return buf;
+}
