@@ -1,0 +1,128 @@
+/* The volume/mask dataset that `scaffold benchmark` trains on (spec §4, §6.2): the volume plan
+ * (instance selection, shuffle, train/val split, class colours - bit-identical to upstream through
+ * scaffold/mt19937.h), the v5 voxelizer, generation as a StarPU task graph (one task per volume),
+ * the on-disk cache, and the loader API used by training.
+ *
+ * On disk (upstream's layout, default [1,1,1] shards), under <dataset_dir>/<config_id>/<ts>__<commit>/:
+ *   volumes/{training|validation}/<vol>_shard000000.npy       float32 (3, G, G, G), channels first
+ *   masks/{training|validation}/<vol>_shard000000_mask.npy    uint16 (G, G, G): 0 bg, class c -> c+1
+ *   volumes_contents.csv     rows "vol,cat1,inst1,cat2,inst2,..." (as upstream's np.savetxt)
+ *   manifest.json            per volume: split, categories, instances (ours)
+ *   train_unique_mask_vals.json, val_unique_mask_vals.json   {"mask_values": [...]} (JSON, where
+ *                            upstream writes pickles named without the extension)
+ *   meta.yaml                config_id, dataset_format_version 5, config_subset, include_keys,
+ *                            code_commit, created_at - written last, before the rename.
+ * Axis convention: voxel (i0, i1, i2) from point (x, y, z) is (D, H, W). The loader hands training
+ * NDHWC float32 (G, G, G, 3) images and uint16 (G, G, G) labels. */
+#ifndef SF_DATASET_H
+#define SF_DATASET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scaffold/config.h"
+
+#define SF_DATASET_FORMAT_VERSION 5
+
+/* ---- the volume plan (pure, no files) ---------------------------------------------------------- */
+typedef struct {
+  long seed;
+  int n_categories;
+  int n_inst;           /* n_instances_used_per_fractal rounded down to a multiple of n_fracts_per_vol */
+  int n_fracts_per_vol;
+  int num_volumes;      /* n_categories * n_inst / n_fracts_per_vol */
+  int row_len;          /* 1 + 2 * n_fracts_per_vol */
+  int64_t *contents;    /* num_volumes x row_len: [vol_idx, cat1, inst1, cat2, inst2, ...] */
+  int n_val, n_train;
+  int *val_ids;         /* ascending volume indices */
+  int *train_ids;       /* ascending volume indices */
+  unsigned char *is_val;/* per volume index */
+  double *colours;      /* n_categories x 3: np.random.seed(seed); np.random.rand(n_categories, 3) */
+} sf_volume_plan;
+
+/* Builds the plan exactly as upstream's volumegen.main (spec §4.1, §4.2). `rounded` (may be NULL)
+ * is set to 1 when n_instances_used_per_fractal had to be rounded down (the caller warns).
+ * Returns 0, or -1 with a message in err naming the offending parameter. */
+int sf_volume_plan_make(sf_volume_plan *p, long seed, long n_categories, long n_instances_used_per_fractal,
+                        long n_fracts_per_vol, double val_split, int *rounded, char *err, size_t errlen);
+void sf_volume_plan_free(sf_volume_plan *p);
+/* Number of distinct categories in volume v. */
+int sf_volume_plan_distinct(const sf_volume_plan *p, int v);
+
+/* ---- voxelization and rendering (pure) ---------------------------------------------------------- */
+/* Voxelizes a float32 (n, 3) cloud on a grid^3 grid (spec §4.3, v5 isotropic, float32 arithmetic).
+ * lin (capacity n) receives the sorted, deduplicated linear indices (d*G + h)*G + w; *n_out their
+ * count. Returns 0, or -1 if any coordinate is NaN or infinite (nothing is written then). */
+int sf_voxelize(const float *pts, size_t n, int grid, uint32_t *lin, size_t *n_out);
+
+/* Renders one volume onto vol/mask (pass zeroed buffers: background is (0,0,0) and label 0): for
+ * each fractal in row order, every occupied voxel's channels become colours[cat] (as float32) and
+ * its mask cat + 1; later fractals overwrite earlier ones.
+ * vol: float32 (3, G, G, G) channels-first; mask: uint16 (G, G, G). */
+void sf_volume_render(float *vol, uint16_t *mask, int grid, int nfr, const int *cats,
+                      const uint32_t *const *vox, const size_t *nvox, const double *colours);
+
+/* ---- CE class weights (spec §6.2, pure) -------------------------------------------------------- */
+/* Sample count min(max(ceil(n_train*frac), 1), n_train) and the indices torch.linspace(0, n_train-1,
+ * count).long() gives (float32 linspace replicated), or 0..n_train-1 when count == n_train.
+ * idx needs room for n_train entries. Returns the count (0 when n_train <= 0). */
+int sf_ce_weight_sample_indices(int n_train, double frac, int *idx);
+/* w[0] = T/bg, w[1..K-1] = T/fg with bg = counts[0], fg = sum counts[1..], T = bg + fg;
+ * all 1 if bg or fg is 0. */
+void sf_ce_class_weights_from_counts(const uint64_t *counts, int n_classes, float *w);
+
+/* ---- the dataset on disk ------------------------------------------------------------------------ */
+typedef enum { SF_SPLIT_TRAIN = 0, SF_SPLIT_VAL = 1 } sf_split;
+
+typedef struct {
+  char *dir;            /* the dataset directory in use */
+  char config_id[13];
+  int grid;             /* G = 2^problem_scale */
+  int n_categories;
+  int n_classes;        /* n_categories + 1 */
+  int n_train, n_val;
+  char **train_ids;     /* file stems "0", "1", "10", ... string-sorted (upstream's id order) */
+  char **val_ids;
+  double *colours;      /* n_categories x 3 */
+  int generated;        /* 1: generated by this call; 0: reused */
+  int repaired;         /* files regenerated in a reused dataset */
+} sf_dataset;
+
+/* The keyed parameter subset as compact, key-sorted JSON (upstream `_hash_volume_config` input,
+ * shard layout sorted by dim) and its config_id (first 12 hex digits of its SHA-256). */
+char *sf_dataset_config_json(const sf_config *c, int canonical_shards); /* malloc'ed */
+void sf_dataset_config_id(const sf_config *c, char out[13]);
+
+/* Finds the newest reusable dataset for c under <dataset_dir>/<config_id>/, or generates one with
+ * the StarPU task graph (one task per volume; StarPU must be initialised; the fractal instances
+ * must exist), then fills *out. Missing or truncated volume/mask files in a reused dataset are
+ * regenerated. Prints what it does and any error (naming the file or directory) to stderr.
+ * Returns 0; SF_EXIT_USAGE (2) if the fractal instances are missing (run generate_fractals) or the
+ * parameters are invalid (scale != 1, dc_num_shards != [1,1,1], problem_scale > 10, ...);
+ * SF_EXIT_FAILURE (1) on I/O or other runtime failures (e.g. a non-finite instance file: the
+ * staging directory is removed and the file is named). Honours dataset_reuse_enforce_commit_id
+ * (commit = $SF_GIT_COMMIT, else -DSF_GIT_COMMIT, else "no-commit-id"). */
+int sf_dataset_prepare(const sf_config *c, sf_dataset *out);
+
+/* Opens an existing dataset directory for c without generating anything (no StarPU): lists the
+ * sample ids and checks they are exactly this configuration's split (each file is validated when
+ * loaded). Returns 0, or -1 with a message in err. */
+int sf_dataset_open(const sf_config *c, const char *dir, sf_dataset *out, char *err, size_t errlen);
+
+/* Paths of sample i (string-sorted order) of a split; malloc'ed. */
+char *sf_dataset_volume_path(const sf_dataset *d, sf_split s, int i);
+char *sf_dataset_mask_path(const sf_dataset *d, sf_split s, int i);
+
+/* Loads sample i of a split into caller buffers: image NDHWC float32 (G, G, G, 3) (may be NULL),
+ * labels uint16 (G, G, G) (may be NULL). Thread-safe (usable from StarPU tasks). Returns 0, or -1
+ * with a message naming the file in err. */
+int sf_dataset_load(const sf_dataset *d, sf_split s, int i, float *image_ndhwc, uint16_t *labels,
+                    char *err, size_t errlen);
+
+/* CE class weights (n_classes floats) from the training masks picked by
+ * sf_ce_weight_sample_indices(n_train, frac). Returns 0, or -1 with a message in err. */
+int sf_dataset_class_weights(const sf_dataset *d, double frac, float *w, char *err, size_t errlen);
+
+void sf_dataset_free(sf_dataset *d);
+
+#endif
