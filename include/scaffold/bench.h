@@ -1,0 +1,330 @@
+/* The milabench-style measurement and scoring model (spec milabench.md, DESIGN.md §8).
+ *
+ * Part 1 is what `scaffold benchmark` calls while it trains:
+ *   sf_bench_opts  the harness options of `scaffold benchmark` (--max-count, --out, --job-id, ...);
+ *   sf_ratelog     throughput in 0.5 s slices (samples/s and GFLOP/s), milarun's RateLogger;
+ *   sf_result      the result JSON of one run, written atomically as
+ *                  <name>[.J<job_id>][.FAIL].<UTC %Y%m%d-%H%M%S-%f>.json.
+ * Part 2 is the harness side used by `scaffold jobs/run/rerun/report/summary` and the tests:
+ * result collection and grouping, per-group statistics, the report table and its score.
+ * docs/harness.md describes the commands and the JSON formats. */
+#ifndef SF_BENCH_H
+#define SF_BENCH_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* ============================== Part 1: measurement API ================================== */
+
+/* Harness options of `scaffold benchmark`. Typical use in the benchmark command:
+ *   sf_bench_opts bo; sf_bench_opts_init(&bo);
+ *   int first = sf_config_from_cli(&cfg, argc, argv, 1, &verbose, sf_bench_opts_parse, &bo);
+ *   sf_result *res = sf_result_begin(&bo, argc, argv);
+ *   ... train; stop when sf_ratelog_done(&log) ...
+ *   sf_result_set_rates(res, "train", &log); sf_result_write(res, NULL); sf_result_free(res);
+ * A benchmark with its own extra options chains: its sf_cli_extra_fn first tries
+ * sf_bench_opts_parse and falls back to its own options when that returns 0. */
+typedef struct sf_bench_opts {
+  long long max_count;     /* --max-count N: stop after N samples (checked after each step); -1 = none */
+  double sample_duration;  /* --sample-duration S: slice length in seconds, default 0.5 */
+  int datagen_only;        /* --datagen-only: measure dataset generation (volumes/s) as "train", then stop */
+  char *out;               /* --out DIR (result directory) or FILE.json (exact path); NULL = no result file */
+  char *experiment_name;   /* --experiment-name N: result "name"; default "scaffold.benchmark" */
+  char *job_id;            /* --job-id J: "<run>.<device>"; NULL for stand-alone runs and reruns */
+  cJSON *extra;            /* --extra JSON: an object merged into the result's top level (job, device,
+                            * devices); NULL when absent */
+} sf_bench_opts;
+
+void sf_bench_opts_init(sf_bench_opts *o);
+/* An sf_cli_extra_fn (config.h): ctx is an sf_bench_opts*. Consumes one harness option at argv[i]
+ * (forms "--opt VALUE" and "--opt=VALUE") and returns how many arguments it used, or 0 when argv[i]
+ * is not one of them. A bad value (not a positive integer, invalid JSON, ...) exits with status 2
+ * naming the option, the value and what was expected. */
+int sf_bench_opts_parse(void *ctx, int argc, char **argv, int i);
+void sf_bench_opts_free(sf_bench_opts *o);
+/* 1 if argv[i] is a harness option that identifies the run rather than the test (--out,
+ * --experiment-name, --job-id, --extra); *nargs gets how many arguments it spans (1 or 2).
+ * These are left out of the recorded call.argv, so that `scaffold rerun` reproduces only the test. */
+int sf_bench_opt_is_identity(int argc, char **argv, int i, int *nargs);
+
+/* Throughput logger with milarun's RateLogger semantics. Each step adds (d seconds, count samples,
+ * flops). When the pending time T reaches the slice length s, floor(T/s) copies of C/T (samples/s)
+ * and F/T/1e9 (GFLOP/s) are appended, and the remainder carries over: T <- T mod s,
+ * C <- C - floor(k)*C/k, F likewise (k = T/s). sf_ratelog_finish adds one last partial slice. */
+typedef struct sf_ratelog {
+  double sample_duration;
+  long long max_count;               /* <= 0: sf_ratelog_done never fires */
+  double t, c, f;                    /* pending slice: seconds, samples, flops */
+  double total_time, total_count, total_flops;
+  double *rates, *gflops;            /* per slice: samples/s and GFLOP/s */
+  size_t n, cap;
+  double start, end;                 /* epoch seconds: first step start, last step end */
+  double iter_t0;                    /* sf_now() at sf_ratelog_iter_begin */
+  int started, finished;
+  void (*sync)(void *ctx);           /* optional: waits for submitted work (starpu_task_wait_for_all) */
+  void *sync_ctx;
+  FILE *progress;                    /* optional: a line per completed slice once metrics exist */
+  size_t nmetrics;
+  char **metric_keys;                /* last value of each logged metric */
+  double *metric_vals;
+} sf_ratelog;
+
+void sf_ratelog_init(sf_ratelog *r, double sample_duration, long long max_count);
+/* The sync hook runs only when a step would complete a slice (as milarun syncs the GPU only at
+ * slice boundaries), and once more in sf_ratelog_finish; its time counts in the step. */
+void sf_ratelog_set_sync(sf_ratelog *r, void (*sync)(void *ctx), void *ctx);
+/* Times one step: begin before fetching/submitting its work, end after it (count samples and the
+ * declared flops of the step's completed tasks). Time between steps is "overhead". */
+void sf_ratelog_iter_begin(sf_ratelog *r);
+void sf_ratelog_iter_end(sf_ratelog *r, double count, double flops);
+/* The raw accumulation, for callers that time steps themselves. */
+void sf_ratelog_elapse(sf_ratelog *r, double seconds, double count, double flops);
+/* Records the last value of a metric (loss, dice, ...). A NaN makes the run count as failed. */
+void sf_ratelog_log(sf_ratelog *r, const char *key, double value);
+/* 1 once total_count >= max_count (max_count > 0). */
+int sf_ratelog_done(const sf_ratelog *r);
+/* One more sync (timed, count 0), then the final partial slice if time is pending. Idempotent. */
+void sf_ratelog_finish(sf_ratelog *r);
+void sf_ratelog_free(sf_ratelog *r);
+/* Steady state of one run: mean(rates[-20:-2]) with Python slice semantics, i.e. the mean of
+ * indices max(0, m-20) .. m-3; NaN when m <= 2. */
+double sf_steady(const double *rates, size_t m);
+
+/* One result JSON. */
+typedef struct sf_result sf_result;
+
+/* Starts the "program" timer and records name, job_id, outdir, the --extra fields, call
+ * {function: "scaffold benchmark", argv: argv[1..] without the identity options}, and the
+ * environment subset (STARPU_*, OMP_*, OPENBLAS_*, SF_*, CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES).
+ * argv[0] is the subcommand name. If the process exits (e.g. through sf_die) before
+ * sf_result_write, an exit hook writes the result with success false and the exit status. */
+sf_result *sf_result_begin(const sf_bench_opts *o, int argc, char **argv);
+/* StarPU description strings, e.g. ("dmda", "2 CPU, 1 CUDA (CPU 0, CPU 1, CUDA 0)"). */
+void sf_result_set_runtime(sf_result *r, const char *scheduler, const char *workers);
+/* Copies a finished logger into timings[key] {start, end, wall_time, time, overhead,
+ * sample_duration, count, gflop, rates, gflops_rates, metrics} and its metrics into "metrics".
+ * The measured throughput must be under a key starting with "train" (the report uses those);
+ * other phases (e.g. "datagen" during a training run) under other keys. Finishes the logger. */
+void sf_result_set_rates(sf_result *r, const char *key, sf_ratelog *log);
+void sf_result_set_metric(sf_result *r, const char *key, double value);
+/* Convergence runs: time to solution (s, wall clock) and epochs. */
+void sf_result_set_convergence(sf_result *r, double time_to_solution, long epochs);
+void sf_result_set_number(sf_result *r, const char *key, double value);
+void sf_result_set_string(sf_result *r, const char *key, const char *value);
+/* Marks the run failed (success false) with the error text; the last call wins. */
+__attribute__((format(printf, 2, 3))) void sf_result_fail(sf_result *r, const char *fmt, ...);
+/* The top-level object, for fields not covered above (owned by r). */
+cJSON *sf_result_json(sf_result *r);
+/* Stops the program timer, adds hostname, machine (hwloc summary), peak_rss_mib, success/error,
+ * metrics and timings, and writes the file atomically with 4-space indentation. With no --out
+ * nothing is written. Only the first call writes. Returns 0, or -1 after printing the error.
+ * *path_out (if non-NULL) gets the malloc'ed path written, or NULL. */
+int sf_result_write(sf_result *r, char **path_out);
+void sf_result_free(sf_result *r);
+
+/* "<name>[.J<job_id>][.FAIL].<UTC %Y%m%d-%H%M%S-%f>.json" for the epoch time `when`. */
+char *sf_result_filename(const char *name, const char *job_id, int success, double when);
+/* Local time "YYYY-MM-DD HH:MM:SS.ffffff" of an epoch time (buf >= 32 bytes). */
+void sf_format_local_time(double when, char *buf, size_t n);
+double sf_epoch_now(void);
+
+/* ============================== Part 2: harness side ===================================== */
+
+/* Helpers shared by the commands: JSON with 4-space indentation, JSON files with parse errors
+ * reported as file:line:column, the machine description. */
+char *sf_json_print(const cJSON *j);                 /* malloc'ed, 4-space indentation, final '\n' */
+int sf_json_write_atomic(const char *path, const cJSON *j);
+/* Parses a JSON file. On failure returns NULL and *err (malloc'ed) says why, with line:column. */
+cJSON *sf_json_load(const char *path, char **err);
+/* A YAML file (libyaml) as JSON (scalars typed as YAML 1.1 core: null/bool/int/float/string).
+ * On failure returns NULL and *err names file:line and the problem. */
+cJSON *sf_yaml_load_json(const char *path, char **err);
+double sf_json_num(const cJSON *j);                  /* number, or NaN for null/absent/other */
+
+/* hwloc: the cores this process may use, in logical order (first PU of each core). */
+typedef struct {
+  int ncores;
+  int *pu_logical;   /* logical index of each core's first PU (STARPU_WORKERS_CPUID) */
+  int *pu_os;        /* OS index of each core's first PU */
+  int **core_pus_os; /* all PUs of each core (OS indexes), -1 terminated */
+  int npackages, nnuma;
+} sf_machine_cores;
+void sf_machine_cores_get(sf_machine_cores *m);
+void sf_machine_cores_free(sf_machine_cores *m);
+/* {cpu_model, packages, numa_nodes, cores, pus, allowed_pus, l3_caches, l3_kib} */
+cJSON *sf_machine_json(void);
+/* 1 when CUDA workers can exist (a CUDA-enabled StarPU and an NVIDIA device); else 0 and why.
+ * SF_HAVE_CUDA=0/1 in the environment overrides the detection. */
+int sf_machine_has_cuda(char *why, size_t n);
+/* The most CPU workers this StarPU build supports (STARPU_MAXCPUS; 4 in Debian's build). */
+int sf_machine_max_cpu_workers(void);
+
+/* Statistics {n, min, max, mean, std} with population std; NaN fields when n = 0. */
+typedef struct {
+  double n, min, max, mean, std;
+} sf_stats;
+void sf_stats_compute(sf_stats *s, const double *x, size_t n);
+
+/* One group of results (spec §4 Steps A-B). */
+typedef struct {
+  char *name;
+  long n, failures;
+  sf_stats total, train, gflops, tts;  /* program time; steady samples/s; steady GFLOP/s; time to solution */
+  size_t ndev;
+  long *dev_ids;                       /* sorted device ids */
+  sf_stats *per_device;
+  double peak_memory;                  /* max peak_rss_mib over good runs (MiB) */
+} sf_group;
+
+typedef struct {
+  sf_group *g;
+  size_t n;
+} sf_summary;
+
+/* Step A+B on a results directory (walked recursively, every *.json). Files that do not parse, or
+ * are not result objects, are reported on `diag` (file name and reason) and skipped. Results with
+ * job_id null or sub_job true are left out. Returns the number of results used (0 = nothing to
+ * report: the caller decides), or -1 if the directory cannot be read (message on diag). */
+long sf_summary_from_dir(sf_summary *s, const char *dir, FILE *diag);
+/* Reads a summary JSON (from sf_summary_to_json / `scaffold summary`). Returns 0 or -1 (*err set). */
+int sf_summary_from_json(sf_summary *s, const cJSON *j, char **err);
+/* A directory, or a summary JSON file. Returns the group count, or -1 after printing why. */
+long sf_summary_load(sf_summary *s, const char *path, FILE *diag);
+cJSON *sf_summary_to_json(const sf_summary *s);
+const sf_group *sf_summary_find(const sf_summary *s, const char *name);
+void sf_summary_free(sf_summary *s);
+/* The group key of one result: name, or name.<device_count> for the progression scheme. */
+char *sf_result_group_key(const cJSON *result);
+
+/* The report (spec §4 Steps C-D). Weights: a mapping "<group>: {weight: w}" or "<group>: w". */
+typedef struct {
+  char *name;
+  double weight, n, fail, perf, perf_base, perf_ratio, std_pct, perf_adj, perf_base_adj,
+      perf_ratio_adj;
+} sf_report_row;
+
+typedef struct {
+  int penalize_variance;
+  int has_weights, has_base, has_price;
+  double price;
+  sf_report_row *rows;
+  size_t nrows;
+  double failure_rate, score, score_base, ratio, rpp;
+} sf_report;
+
+typedef struct {
+  char **names;
+  double *w;
+  size_t n;
+} sf_weights;
+/* Loads a weights file (YAML or JSON). Returns 0 or -1 after printing file:line and the problem. */
+int sf_weights_load(sf_weights *w, const char *path);
+void sf_weights_free(sf_weights *w);
+
+/* Rows are the sorted union of the group names of s, base and w; base/w may be NULL. */
+void sf_report_compute(sf_report *r, const sf_summary *s, const sf_summary *base, const sf_weights *w,
+                       int penalize_variance, int has_price, double price);
+void sf_report_print_text(const sf_report *r, const sf_summary *s, const char *title, int compare_devices,
+                          FILE *out);
+int sf_report_write_html(const sf_report *r, const sf_summary *s, const char *title, int compare_devices,
+                         const char *path);
+void sf_report_free(sf_report *r);
+
+/* A profile (configs/profiles/<suite>.yml): a mapping of test name -> entry; the "*" entry holds
+ * defaults merged shallowly into each test (the test's own keys win). Entry fields: config, set,
+ * args, partition_scheme {type: per-device|progression|normal, devices, min, max}, requires,
+ * description. */
+typedef enum { SF_PART_NORMAL = 0, SF_PART_PER_DEVICE, SF_PART_PROGRESSION } sf_part_type;
+
+typedef struct {
+  char *name;            /* test name; results are named <suite>.<name> */
+  int line;              /* line of the entry in the profile */
+  char *config;          /* resolved scaffold config path, or NULL */
+  int config_line;
+  char **set;            /* "key=value" overrides (--set) */
+  size_t nset;
+  char **args;           /* extra benchmark arguments */
+  size_t nargs;
+  sf_part_type part;
+  int devices;           /* per-device: copies (0 = auto: max(packages, NUMA nodes)) */
+  int min_workers, max_workers; /* progression: worker counts min..max (max 0 = all cores) */
+  int requires_cuda;
+  char *description;
+  cJSON *job;            /* the merged entry as JSON, recorded in each result as "job" */
+} sf_profile_test;
+
+typedef struct {
+  char *path, *suite;
+  sf_profile_test *tests;
+  size_t n;
+} sf_profile;
+
+/* Loads and validates a profile. Any error names file:line and exits with status 2. */
+void sf_profile_load(sf_profile *p, const char *path);
+void sf_profile_free(sf_profile *p);
+const char *sf_part_name(sf_part_type t);
+
+/* Formatting shared by the text and HTML renderings: the table's columns in milarun's order,
+ * cell values and their Python-style formats, the Scores lines, the device-comparison matrix. */
+typedef enum {
+  SF_COL_WEIGHT = 0, SF_COL_N, SF_COL_FAIL, SF_COL_PERF, SF_COL_PERF_BASE, SF_COL_PERF_RATIO,
+  SF_COL_STD_PCT, SF_COL_PERF_ADJ, SF_COL_PERF_BASE_ADJ, SF_COL_PERF_RATIO_ADJ, SF_NCOLS
+} sf_report_col;
+size_t sf_report_columns(const sf_report *r, sf_report_col *cols);
+const char *sf_report_col_name(sf_report_col c);
+double sf_report_cell(const sf_report_row *row, sf_report_col c);
+void sf_report_fmt(sf_report_col c, double v, char *buf, size_t n);
+void sf_report_fmt_pct0(double v, char *buf, size_t n);
+/* Up to 8 "key: value" lines; klass[i] is the HTML class (PASS, FAIL, score, rpp) or NULL. */
+void sf_report_score_lines(const sf_report *r, char keys[][32], char vals[][64], const char **klass, size_t *n);
+/* Groups whose per-device ids are exactly 0..G-1 (G = the most devices of any group); cells
+ * (row-major, rows x G) hold each device's measure ("mean", "min", "max") over the row's best.
+ * rows/cells must have room for s->n rows. Returns the row count; *ndev gets G. */
+size_t sf_report_device_matrix(const sf_summary *s, const char *measure, const sf_group **rows, double *cells,
+                               size_t *ndev);
+
+/* Child processes of the launchers (`run`, `jobs`): each child runs in its own process group;
+ * SIGINT/SIGTERM/SIGHUP to the launcher are forwarded as SIGTERM to every tracked group, then
+ * SIGKILL after a grace period (milabench issue #15: no dangling children). */
+typedef struct {
+  char *const *argv;      /* argv[0] is the program path; NULL-terminated */
+  char *const *env;       /* "KEY=VALUE" to set (or "KEY" to unset) in the child; NULL-terminated or NULL */
+  const int *cpus;        /* OS indexes of the PUs to bind the child to (-1 terminated), or NULL */
+  const char *cgroup;     /* a cgroup v2 directory for the child to join, or NULL */
+  int pipe_stderr;        /* 1: the child's stderr is read through a pipe (forwarded, tail kept) */
+} sf_spawn_opts;
+
+typedef struct {
+  int pid;                /* also the process group id */
+  int err_fd;             /* read end of the stderr pipe, or -1 */
+  int done, status;       /* wait status once done */
+  double maxrss_mib;      /* the child's peak RSS */
+  char tail[8192];        /* last bytes of its stderr (pipe_stderr) */
+  size_t tail_len;
+} sf_proc;
+
+/* Installs the forwarding signal handlers (once). */
+void sf_launch_signals_install(void);
+/* Seconds between the forwarded SIGTERM and SIGKILL (default 5). `jobs` waits longer than the
+ * `run` processes it launches, so each `run` can still stop its own benchmark's group. */
+void sf_launch_set_grace(double seconds);
+/* The signal that interrupted the launcher, or 0. */
+int sf_launch_interrupted(void);
+/* Forks and execs; the child is tracked for signal forwarding. Returns 0 or -1 (errno). */
+int sf_spawn(sf_proc *p, const sf_spawn_opts *o);
+/* Waits for all n children (forwarding stderr pipes); after a child exits, what is left of its
+ * process group is killed. Untracks them. */
+void sf_wait_procs(sf_proc *p, size_t n);
+/* "exited with status 3", "killed by signal 11 (Segmentation fault)" */
+void sf_describe_status(int status, char *buf, size_t n);
+/* Shell-quotes one argument for display; malloc'ed. */
+char *sf_shell_quote(const char *s);
+
+/* Resolves a name given on the command line: an existing path as is, otherwise
+ * <configs>/<subdir>/<name>.yml where <configs> is $SF_CONFIG_DIR or the source tree's configs/.
+ * Returns a malloc'ed path (which may not exist). */
+char *sf_resolve_config_path(const char *subdir, const char *name);
+const char *sf_config_dir(void);
+
+#endif

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The shipped profiles and weights: configs/profiles/{standard,smoke}.yml load, their config files
+# exist, the setup check comes first, CUDA tests are skipped without CUDA, and every group the
+# standard suite can produce (scaling.<k> included) has a weight in configs/weights/standard.yml.
+. "$(dirname "$0")/lib.sh"
+W=$SF_SOURCE_DIR/configs/weights/standard.yml
+
+for p in standard smoke; do
+  SF_HAVE_CUDA=1 "$SCAFFOLD" jobs "$p" -o "$T/out" --dry-run > "$T/$p.txt" 2> "$T/$p.err"; rc=$?
+  check "$p: dry run exits 0 (got $rc; $(cat "$T/$p.err"))" test "$rc" -eq 0
+  check "$p: every config file exists" lacks "$T/$p.txt" "not found"
+done
+FIRST=$(grep -m1 '^Running:' "$T/standard.txt" | sed -E 's/.*--experiment-name ([^ ]+) .*/\1/')
+check "standard: the setup check runs first (got $FIRST)" test "$FIRST" = standard.setup
+for t in datagen convergence scaling cuda_cpu_only cuda_gpu_only cuda_mixed; do
+  check "standard: has $t" grep -q -- "--experiment-name standard.$t " "$T/standard.txt"
+done
+for s in eager lws dmda dmdas; do
+  for ps in 5 6; do
+    check "standard: train_ps${ps}_$s uses scheduler $s at problem_scale $ps with --max-count" \
+      grep -qE -- "--experiment-name standard.train_ps${ps}_$s .*--set problem_scale=$ps .*--set scheduler=$s .*--max-count [0-9]+" "$T/standard.txt"
+  done
+done
+SF_HAVE_CUDA=0 "$SCAFFOLD" jobs standard -o "$T/out" --dry-run > "$T/nocuda.txt" 2>&1
+check "standard without CUDA: the CUDA tests are skipped with a reason" \
+  test "$(grep -c 'requires CUDA workers' "$T/nocuda.txt")" -eq 3
+
+# Every group of the plan has a weight (progression run k -> standard.scaling.<k>), and the
+# weights name only groups the suite can produce (scaling up to 4 = Debian's STARPU_MAXCPUS).
+grep '^Running:' "$T/standard.txt" | sed -E 's/.*--experiment-name ([^ ]+) --job-id [0-9]+\.([0-9]+) --extra (.*) -- .*/\1 \2 \3/' |
+  while read -r name dev extra; do
+    case "$extra" in *'"type":"progression"'*) name="$name.$((dev + 1))" ;; esac
+    echo "$name"
+  done | sort -u > "$T/groups"
+while read -r g; do
+  check "weight for $g" grep -q "^$g: {weight: [0-9]" "$W"
+done < "$T/groups"
+for k in 1 2 3 4; do check "weight for standard.scaling.$k" grep -q "^standard.scaling.$k: {weight: 2}" "$W"; done
+check "setup check weight 4" grep -q '^standard.setup: {weight: 4}' "$W"
+N=$(grep -c '^standard\.' "$W")
+check "18 weighted groups (got $N)" test "$N" -eq 18
+
+# The weights file loads by suite name in report.
+fake_run "$T/res" standard.setup 0.0 '{}' --max-count 50
+"$SCAFFOLD" report "$T/res" --weights standard > "$T/r.txt" 2> "$T/r.err"; rc=$?
+check "report --weights standard exits 0 (got $rc; $(cat "$T/r.err"))" test "$rc" -eq 0
+check "report lists the weighted rows" grep -qE "^standard.cuda_mixed +8.00 +nan" "$T/r.txt"
+finish
