@@ -5,6 +5,7 @@ Run with the interpreter that has torch 1.13 and numpy:   /usr/bin/python3 scrip
 `--check` regenerates into a temporary directory and compares with tests/golden/ (names, dtypes and
 shapes exactly, values to 1e-6 relative, which absorbs last-bit differences between CPUs); it exits 1
 if a committed fixture is stale (the CTest model_golden_uptodate).
+The model, loss and metrics are scripts/torch_unet.py (shared with scripts/torch_reference.py).
 Output is deterministic (fixed seeds, one thread, float64 maths). Files written:
   ops.bin        per-op fixtures: conv3d, conv1, convtranspose, groupnorm (+relu), maxpool, loss,
                  hard Dice, on small odd shapes;
@@ -31,7 +32,6 @@ File format (little-endian), read by tests/common/golden.{h,c}:
 Tensors are in PyTorch layouts (activations N,C,D,H,W; weights as torch stores them); the C side
 converts (sf_param_from_torch, sf_golden_ncdhw_to_ndhwc).
 """
-import math
 import os
 import struct
 import sys
@@ -41,11 +41,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from torch_unet import GN_EPS, UNet, class_weights, f32, hard_dice, soft_loss  # scripts/torch_unet.py
+
 MAGIC = b"SFGOLDEN"
 VERSION = 1
 DTYPES = {np.dtype(np.float32): 0, np.dtype(np.int32): 1, np.dtype(np.float64): 2}
-GN_EPS = 1e-5
-DICE_EPS = 1e-6
 
 
 class GoldenWriter:
@@ -75,121 +75,6 @@ class GoldenWriter:
             f.write(out)
         os.replace(tmp, path)
         print("wrote %s: %d tensors, %d bytes" % (path, len(self.tensors), len(out)))
-
-
-def f32(t):
-    """A float32 draw, promoted to float64 (exactly representable)."""
-    return t.to(torch.float32).to(torch.float64)
-
-
-# ---------------------------------------------------------------- the upstream U-Net (spec §5)
-class DoubleConv(nn.Module):
-    def __init__(self, cin, cout, groups):
-        super().__init__()
-        self.double_conv = nn.Sequential(
-            nn.Conv3d(cin, cout, kernel_size=3, padding=1, bias=False),
-            nn.GroupNorm(groups, cout),
-            nn.ReLU(inplace=True),
-            nn.Conv3d(cout, cout, kernel_size=3, padding=1, bias=False),
-            nn.GroupNorm(groups, cout),
-            nn.ReLU(inplace=True),
-        )
-
-    def forward(self, x):
-        return self.double_conv(x)
-
-
-class Down(nn.Module):
-    def __init__(self, cin, cout, groups):
-        super().__init__()
-        self.maxpool_conv = nn.Sequential(nn.MaxPool3d(2), DoubleConv(cin, cout, groups))
-
-    def forward(self, x):
-        return self.maxpool_conv(x)
-
-
-class Up(nn.Module):
-    def __init__(self, cin, cout, groups):
-        super().__init__()
-        self.up = nn.ConvTranspose3d(cin, cin // 2, kernel_size=2, stride=2)
-        self.conv = DoubleConv(cin, cout, groups)
-
-    def forward(self, x1, x2):
-        x1 = self.up(x1)  # power-of-two sizes: upstream's pad is a no-op
-        return self.conv(torch.cat([x2, x1], dim=1))
-
-
-class OutConv(nn.Module):
-    def __init__(self, cin, cout):
-        super().__init__()
-        self.conv = nn.Conv3d(cin, cout, kernel_size=1)
-
-    def forward(self, x):
-        return self.conv(x)
-
-
-class UNet(nn.Module):
-    """inc, down1..downL, up1..upL (up1 is the DEEPEST: Up(c_L, c_{L-1})), outc."""
-
-    def __init__(self, n_channels, n_classes, layers, base, groups):
-        super().__init__()
-        c = [base * 2 ** i for i in range(layers + 1)]
-        self.layers = layers
-        self.inc = DoubleConv(n_channels, c[0], groups)
-        for i in range(1, layers + 1):
-            setattr(self, "down%d" % i, Down(c[i - 1], c[i], groups))
-        for k in range(1, layers + 1):
-            j = layers - k + 1
-            setattr(self, "up%d" % k, Up(c[j], c[j - 1], groups))
-        self.outc = OutConv(c[0], n_classes)
-
-    def forward(self, x):
-        feats = [self.inc(x)]
-        for i in range(1, self.layers + 1):
-            feats.append(getattr(self, "down%d" % i)(feats[-1]))
-        y = feats[-1]
-        for k in range(1, self.layers + 1):
-            y = getattr(self, "up%d" % k)(y, feats[self.layers - k])
-        return self.outc(y)
-
-
-# ---------------------------------------------------------------- loss and metrics (spec §6.2-6.3)
-def soft_loss(z, lab, cw):
-    """z: (1,K,D,H,W) logits, lab: (1,D,H,W) int64, cw: (K). Returns ce, dice_fg, loss."""
-    K = z.shape[1]
-    logp = F.log_softmax(z, dim=1)
-    ce = F.nll_loss(logp, lab, weight=cw)  # weighted mean: sum w[y](-log p_y) / sum w[y]
-    P = logp.exp()
-    Y = F.one_hot(lab, K).permute(0, 4, 1, 2, 3).to(z.dtype)
-    inter = 2 * (P * Y).sum(dim=(2, 3, 4))
-    s = P.sum(dim=(2, 3, 4)) + Y.sum(dim=(2, 3, 4))
-    s = torch.where(s == 0, inter, s)
-    dice = (inter + DICE_EPS) / (s + DICE_EPS)
-    dice_fg = dice[:, 1:].mean()
-    return ce, dice_fg, ce + 1 - dice_fg
-
-
-def hard_dice(z, lab):
-    K = z.shape[1]
-    P = F.one_hot(z.argmax(dim=1), K).permute(0, 4, 1, 2, 3).to(torch.float64)
-    Y = F.one_hot(lab, K).permute(0, 4, 1, 2, 3).to(torch.float64)
-    inter = 2 * (P * Y).sum(dim=(2, 3, 4))
-    s = P.sum(dim=(2, 3, 4)) + Y.sum(dim=(2, 3, 4))
-    s = torch.where(s == 0, inter, s)
-    dice = (inter + DICE_EPS) / (s + DICE_EPS)
-    return dice[0], dice[0, 1:].mean()
-
-
-def class_weights(lab, K):
-    """spec §6.2: w0 = T/bg, w[1..K-1] = T/fg (all 1 if bg or fg is 0)."""
-    counts = torch.bincount(lab.flatten(), minlength=K).to(torch.float64)
-    bg, fg = counts[0], counts[1:].sum()
-    if bg == 0 or fg == 0:
-        return torch.ones(K, dtype=torch.float64)
-    T = bg + fg
-    w = torch.full((K,), float(T / fg), dtype=torch.float64)
-    w[0] = T / bg
-    return f32(w)
 
 
 # ---------------------------------------------------------------- (a) per-op fixtures
