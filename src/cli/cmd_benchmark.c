@@ -1,11 +1,332 @@
-/* `scaffold benchmark`: placeholder until the module that owns this command lands. */
+/* `scaffold benchmark -c CFG [--set k=v ...] [--restart --run-dir DIR] [harness options]`
+ * (spec §1.1, §6, §7): one benchmark run end to end - the run directory and its config copies,
+ * StarPU, the fractal library (generated first when missing) and the cached dataset, the U-Net and
+ * its task graph, training to val Dice >= target_dice (src/train/trainer.c), figures, the trace,
+ * the summary lines and the harness result JSON (scaffold/bench.h). Exit status: 0, 1 (runtime
+ * failure, divergence), 2 (usage, configuration, unusable checkpoint), 130 (SIGINT/SIGTERM). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "scaffold/bench.h"
 #include "scaffold/cli.h"
 #include "scaffold/common.h"
+#include "scaffold/config.h"
+#include "scaffold/datagen.h"
+#include "scaffold/dataset.h"
+#include "scaffold/fsutil.h"
+#include "scaffold/graph.h"
+#include "scaffold/model.h"
+#include "scaffold/npy.h"
+#include "scaffold/runtime.h"
+#include "scaffold/trace.h"
+#include "scaffold/trainer.h"
+
+typedef struct {
+  sf_bench_opts bench;
+  int restart;
+  char *run_dir;
+} cli_opts;
+
+static void usage(FILE *out)
+{
+  fprintf(out,
+          "usage: scaffold benchmark -c CONFIG [--set KEY=VALUE ...] [-v] [--restart --run-dir DIR]\n"
+          "                          [--max-count N] [--out DIR|FILE.json] [--experiment-name N] [--job-id J]\n"
+          "                          [--extra JSON] [--sample-duration S] [--datagen-only]\n"
+          "\n"
+          "Builds (or reuses) the dataset - generating the fractal library first when it is missing - then\n"
+          "trains the 3D U-Net until validation Dice >= target_dice (or `epochs` epochs). Outputs go to a\n"
+          "fresh <base_run_dir>/<job_name>_<YYYYmmdd-HHMMSS>/: a copy of CONFIG, config.yaml,\n"
+          "overrides.yaml, restart.sh, train_stats.csv, checkpoints/, figures/, and with `trace: 1`\n"
+          "trace.json and worker_stats.{json,txt}.\n"
+          "\n"
+          "  --run-dir DIR      resume in DIR (implies --restart and train_from_scratch: 0)\n"
+          "  --restart          resume from DIR/checkpoints (needs --run-dir); no checkpoint is an error\n"
+          "  --max-count N      stop after N training samples (at a step boundary)\n"
+          "  --out P            write the result JSON into directory P, or to P when it ends in .json\n"
+          "  --datagen-only     measure fractal + dataset generation (volumes/s) as the result's rate\n"
+          "\n"
+          "SIGINT/SIGTERM stop at the next step boundary with a checkpoint (exit status 130).\n\n");
+  sf_config_print_cli_help(out);
+}
+
+static int extra_opt(void *ctx, int argc, char **argv, int i)
+{
+  cli_opts *o = ctx;
+  if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+    usage(stdout);
+    exit(0);
+  }
+  if (!strcmp(argv[i], "--restart")) {
+    o->restart = 1;
+    return 1;
+  }
+  if (!strncmp(argv[i], "--run-dir", 9) && (argv[i][9] == '\0' || argv[i][9] == '=')) {
+    const char *v = argv[i][9] == '=' ? argv[i] + 10 : (i + 1 < argc ? argv[i + 1] : NULL);
+    if (!v || !*v) sf_die(SF_EXIT_USAGE, "option '--run-dir' needs an argument: a run directory");
+    free(o->run_dir);
+    o->run_dir = sf_strdup(v);
+    return argv[i][9] == '=' ? 1 : 2;
+  }
+  return sf_bench_opts_parse(&o->bench, argc, argv, i);
+}
+
+/* 1 if the first n_categories classes and all their instances exist. */
+static int fractals_complete(const sf_config *c)
+{
+  char *pdir = sf_fractal_param_dir(c);
+  char **names = NULL;
+  int n = sf_fractal_list_class_files(pdir, &names);
+  sf_free_names(names, n);
+  free(pdir);
+  if (n < c->n_categories) return 0;
+  for (int cat = 0; cat < c->n_categories; cat++)
+    for (int inst = 0; inst < SF_N_INSTANCES; inst++) {
+      char *p = sf_fractal_instance_path(c, cat, inst);
+      int ok = sf_npy_is_complete(p);
+      free(p);
+      if (!ok) return 0;
+    }
+  return 1;
+}
+
+/* Fractal library (when missing) and dataset. Returns 0 or an exit status; *gen_secs gets the
+ * time spent generating (excluded from the time to solution). */
+static int prepare_data(const sf_config *c, sf_dataset *d, int force_fractals, double *gen_secs,
+                        double *fract_secs)
+{
+  double t0 = sf_now();
+  *fract_secs = 0;
+  if (force_fractals || !fractals_complete(c)) {
+    char *root = sf_fractal_root_dir(c);
+    if (!force_fractals)
+      sf_info("fractal library missing or incomplete under %s: generating it first (as `scaffold generate_fractals`)",
+              root);
+    free(root);
+    int rc = sf_generate_fractals(c);
+    if (rc != 0) return rc;
+    *fract_secs = sf_now() - t0;
+  }
+  double t1 = sf_now();
+  int rc = sf_dataset_prepare(c, d);
+  if (rc != 0) return rc;
+  *gen_secs = *fract_secs + ((d->generated || d->repaired) ? sf_now() - t1 : 0);
+  return 0;
+}
+
+static void describe_workers(char *buf, size_t len)
+{
+  snprintf(buf, len, "%d CPU workers (%d in all)", sf_runtime_ncpu_workers(), sf_runtime_nworkers());
+}
+
+/* --datagen-only: the fractal library and a fresh dataset, timed as volumes/s. */
+static int datagen_only(sf_config *c, const char *run_dir, sf_result *res, sf_bench_opts *bo)
+{
+  char *tmpds = sf_path_join(run_dir, "datagen-only-dataset");
+  free(c->dataset_dir);
+  c->dataset_dir = tmpds; /* a fresh cache root, so the volumes are really generated */
+  sf_ratelog log;
+  sf_ratelog_init(&log, bo->sample_duration, bo->max_count);
+  sf_dataset d;
+  double gen = 0, fract = 0, t0 = sf_now();
+  int rc = prepare_data(c, &d, 1, &gen, &fract);
+  double secs = sf_now() - t0;
+  if (rc != 0) {
+    sf_result_fail(res, "dataset generation failed (status %d)", rc);
+    sf_result_write(res, NULL);
+    return rc;
+  }
+  int nvol = d.n_train + d.n_val;
+  sf_ratelog_elapse(&log, secs, nvol, 0);
+  sf_info("datagen-only: %d volumes (fractal library %.2f s + volumes %.2f s) in %.2f s: %.3f volumes/s", nvol, fract,
+          secs - fract, secs, secs > 0 ? nvol / secs : 0.0);
+  sf_result_set_rates(res, "train", &log);
+  sf_result_set_number(res, "fractal_seconds", fract);
+  sf_result_set_number(res, "dataset_seconds", secs - fract);
+  sf_result_set_number(res, "volumes", nvol);
+  sf_result_write(res, NULL);
+  sf_ratelog_free(&log);
+  sf_dataset_free(&d);
+  sf_remove_tree(tmpds);
+  return 0;
+}
 
 int sf_cmd_benchmark(int argc, char **argv)
 {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "scaffold: error: 'benchmark' is not implemented yet\n");
-  return SF_EXIT_FAILURE;
+  double t_start = sf_now();
+  sf_config c;
+  sf_config_init(&c);
+  cli_opts o;
+  memset(&o, 0, sizeof o);
+  sf_bench_opts_init(&o.bench);
+  int verbose = 0;
+  int next = sf_config_from_cli(&c, argc, argv, 1, &verbose, extra_opt, &o);
+  if (next < argc) sf_die(SF_EXIT_USAGE, "benchmark: unexpected argument '%s' (--help lists the options)", argv[next]);
+  if (!c.source_file) {
+    usage(stderr);
+    sf_die(SF_EXIT_USAGE, "benchmark needs a config file: -c CONFIG");
+  }
+  if (o.restart && !o.run_dir) sf_die(SF_EXIT_USAGE, "--restart needs --run-dir DIR (the run directory to resume)");
+  int resume = o.run_dir != NULL || !c.train_from_scratch;
+  if (o.run_dir) c.train_from_scratch = 0; /* upstream: --run-dir forces train_from_scratch False */
+  sf_result *res = sf_result_begin(&o.bench, argc, argv);
+
+  /* ---- run directory ---- */
+  char err[2048];
+  char *run_dir;
+  if (o.run_dir) {
+    if (!sf_dir_exists(o.run_dir)) sf_die(SF_EXIT_USAGE, "--run-dir %s: no such directory", o.run_dir);
+    run_dir = sf_strdup(o.run_dir);
+  } else {
+    run_dir = sf_run_dir_create(c.base_run_dir, c.job_name, err, sizeof err);
+    if (!run_dir) sf_die(SF_EXIT_FAILURE, "%s", err);
+  }
+  if (sf_run_dir_write_configs(&c, run_dir, o.run_dir == NULL, err, sizeof err) != 0) sf_die(SF_EXIT_FAILURE, "%s", err);
+  sf_result_set_string(res, "run_dir", run_dir);
+  sf_info("benchmark: run directory %s%s", run_dir, o.run_dir ? " (resuming)" : "");
+
+  /* ---- runtime ---- */
+  sf_runtime_init(&c);
+  char desc[256], workers[128];
+  sf_info("benchmark: %s", sf_runtime_describe(desc, sizeof desc));
+  describe_workers(workers, sizeof workers);
+  sf_result_set_runtime(res, sf_runtime_scheduler(), workers);
+
+  if (o.bench.datagen_only) {
+    int rc = datagen_only(&c, run_dir, res, &o.bench);
+    sf_runtime_shutdown();
+    sf_result_free(res);
+    free(run_dir);
+    sf_bench_opts_free(&o.bench);
+    sf_config_free(&c);
+    return rc;
+  }
+
+  /* ---- data ---- */
+  sf_dataset data;
+  double gen_secs = 0, fract_secs = 0;
+  int rc = prepare_data(&c, &data, 0, &gen_secs, &fract_secs);
+  if (rc != 0) {
+    sf_result_fail(res, "dataset preparation failed (status %d; see stderr)", rc);
+    sf_result_write(res, NULL);
+    sf_runtime_shutdown();
+    return rc;
+  }
+  sf_info("dataset: %s: %d training and %d validation volumes of %d^3, %d classes", data.dir, data.n_train, data.n_val,
+          data.grid, data.n_classes);
+
+  /* ---- model ---- */
+  sf_unet u;
+  if (sf_unet_build(&u, (int)c.problem_scale, (int)c.unet_bottleneck_dim, (int)c.unet_base_channels,
+                    (int)c.n_categories + 1, (int)c.group_norm_groups, err, sizeof err) != 0)
+    sf_die(SF_EXIT_USAGE, "model: %s", err);
+  if (verbose) sf_unet_print(&u, stdout);
+  sf_info("model: U-Net with %d levels, base channels %d, %zu parameters, %.3f GFLOP per forward pass", u.levels,
+          u.base_channels, u.total_params, u.forward_flops * 1e-9);
+  float *params = sf_aligned_alloc(u.total_params * sizeof(float), "parameters");
+  sf_unet_init_params(&u, params, (uint64_t)c.seed);
+  float *cw = sf_malloc((size_t)u.n_classes * sizeof *cw, "class weights");
+  if (sf_dataset_class_weights(&data, c.ce_weight_sample_fraction, cw, err, sizeof err) != 0)
+    sf_die(SF_EXIT_FAILURE, "class weights: %s", err);
+  sf_info("CE class weights: background %.6g, foreground %.6g", cw[0], u.n_classes > 1 ? cw[1] : 0.0);
+  sf_graph *g = sf_graph_create(&u, &c, params, err, sizeof err);
+  if (!g) sf_die(SF_EXIT_USAGE, "task graph: %s", err);
+
+  /* ---- train ---- */
+  sf_ratelog log;
+  sf_ratelog_init(&log, o.bench.sample_duration, o.bench.max_count);
+  if (c.trace && sf_trace_begin(run_dir, err, sizeof err) != 0) sf_die(SF_EXIT_FAILURE, "trace: %s", err);
+  sf_train_install_signals();
+  sf_train_setup ts = {.cfg = &c, .data = &data, .unet = &u, .graph = g, .params = params, .class_w = cw,
+                       .run_dir = run_dir, .resume = resume, .require_checkpoint = o.restart || o.run_dir != NULL,
+                       .rates = &log, .verbose = verbose, .log = stdout};
+  sf_train_result tr;
+  int status = sf_train(&ts, &tr);
+  if (tr.error[0]) {
+    if (status == SF_EXIT_INTERRUPTED) fprintf(stderr, "scaffold: %s\n", tr.error);
+    else fprintf(stderr, "scaffold: error: %s\n", tr.error);
+  }
+  if (verbose) {
+    sf_graph_describe(g, desc, sizeof desc);
+    sf_info("%s", desc);
+  }
+  if (sf_trace_end(err, sizeof err) != 0) {
+    fprintf(stderr, "scaffold: error: trace: %s\n", err);
+    if (!status) status = SF_EXIT_FAILURE;
+  }
+  if (c.trace) sf_info("trace: %s/trace.json, worker statistics in %s/worker_stats.txt", run_dir, run_dir);
+
+  /* ---- figures and summary ---- */
+  if (tr.epochs > 0) {
+    int fr = sf_write_figures(&c, run_dir, err, sizeof err);
+    if (fr == 1) sf_warn("figures skipped: %s", err);
+    else if (fr < 0) sf_warn("figures not written: %s", err);
+  }
+  double tts = sf_now() - t_start - gen_secs;
+  char target[32];
+  sf_format_pyfloat(c.target_dice, target, sizeof target);
+  if (status == 0) {
+    if (tr.converged)
+      printf("Benchmark run at scale %ld complete. Trained to >= %s validation dice score in %.2f seconds, %ld epochs, "
+             "%ld optimizer steps.\n", c.problem_scale, target, tr.sum_epoch_time, tr.epochs, tr.total_optimizer_steps);
+    else if (!tr.stopped_max_count)
+      printf("Benchmark run at scale %ld complete. Completed in %.2f seconds, %ld epochs, %ld optimizer steps.\n",
+             c.problem_scale, tr.sum_epoch_time, tr.epochs, tr.total_optimizer_steps);
+    if (tr.converged && c.epochs == -1 && tr.sum_epoch_time > 0)
+      printf("FOM = %.6g (1 / total_train_time=%.2f seconds). This FOM is specific to problem_scale=%ld, "
+             "target_dice=%s, n_categories=%ld, unet_bottleneck_dim=%ld, unet_base_channels=%ld.\n",
+             1.0 / tr.sum_epoch_time, tr.sum_epoch_time, c.problem_scale, target, c.n_categories,
+             c.unet_bottleneck_dim, c.unet_base_channels);
+  }
+  printf("summary: %s | time to solution %.2f s (wall clock incl. I/O, excl. %.2f s of dataset generation) | epochs "
+         "%ld | best val Dice %.4f | final val Dice %.4f | sum of epoch times %.2f s | FOM 1/sum %.6g | %.2f samples/s "
+         "(%.0f samples) | run dir %s\n",
+         status == SF_EXIT_INTERRUPTED ? "interrupted"
+         : status != 0                 ? "failed"
+         : tr.converged                ? "converged"
+         : tr.stopped_max_count        ? "stopped at --max-count"
+                                       : "not converged",
+         tts, gen_secs, tr.epochs, tr.best_val_dice, tr.final_val_dice, tr.sum_epoch_time,
+         tr.sum_epoch_time > 0 ? 1.0 / tr.sum_epoch_time : 0.0,
+         log.total_time > 0 ? log.total_count / log.total_time : 0.0, tr.train_samples, run_dir);
+  fflush(stdout);
+
+  /* ---- result JSON ---- */
+  sf_result_set_rates(res, "train", &log);
+  sf_result_set_metric(res, "val_dice", tr.final_val_dice);
+  sf_result_set_metric(res, "best_val_dice", tr.best_val_dice);
+  if (tr.epochs_run > 0) {
+    sf_result_set_metric(res, "train_loss", tr.final_train_loss);
+    sf_result_set_metric(res, "val_loss", tr.final_val_loss);
+  }
+  sf_result_set_number(res, "epochs_completed", (double)tr.epochs);
+  sf_result_set_number(res, "total_optimizer_steps", (double)tr.total_optimizer_steps);
+  sf_result_set_number(res, "sum_epoch_time", tr.sum_epoch_time);
+  sf_result_set_number(res, "fom", tr.sum_epoch_time > 0 ? 1.0 / tr.sum_epoch_time : 0.0);
+  sf_result_set_number(res, "dataset_generation_seconds", gen_secs);
+  sf_result_set_number(res, "warmup_seconds", tr.warmup_seconds);
+  sf_result_set_number(res, "step_gflop", sf_graph_step_flops(g) * 1e-9);
+  cJSON_AddBoolToObject(sf_result_json(res), "converged", tr.converged);
+  if (tr.converged) sf_result_set_convergence(res, tts, tr.epochs);
+  if (status != 0) sf_result_fail(res, "%s", tr.error[0] ? tr.error : "benchmark failed");
+  char *rpath = NULL;
+  if (sf_result_write(res, &rpath) == 0 && rpath) sf_info("result: %s", rpath);
+  free(rpath);
+
+  sf_graph_destroy(g);
+  sf_runtime_shutdown();
+  sf_result_free(res);
+  sf_ratelog_free(&log);
+  free(params);
+  free(cw);
+  sf_unet_free(&u);
+  sf_dataset_free(&data);
+  free(run_dir);
+  free(o.run_dir);
+  sf_bench_opts_free(&o.bench);
+  sf_config_free(&c);
+  return status;
 }

@@ -1,0 +1,32 @@
+/* Task trace of a run (config key `trace`, DESIGN.md §4): StarPU task profiling (no FxT needed)
+ * gives each task's codelet, worker, start, end and declared flops. They are written as a
+ * Chrome/Perfetto trace-event file (trace.json: "X" events with pid 0, tid = worker id, ts/dur in
+ * microseconds, args {flops, codelet}; thread_name metadata naming each worker, e.g. "CPU 0"; the
+ * main thread's steps and epochs on tid = worker count) plus per-worker busy/idle statistics
+ * (worker_stats.json and worker_stats.txt).
+ *
+ * Records are taken by a hook chained onto the scheduling context's post-execution hook
+ * (starpu_sched_policy.post_exec_hook, which StarPU calls on the executing worker for every task),
+ * into per-worker buffers drained by sf_trace_collect while no task runs, so memory stays bounded.
+ * At most SF_TRACE_MAX_EVENTS events (environment; default 1,000,000) are written; later ones
+ * still count in the statistics, and the number dropped is reported. */
+#ifndef SF_TRACE_H
+#define SF_TRACE_H
+
+#include <stddef.h>
+
+/* Starts tracing into dir/trace.json (StarPU must be running, no task in flight): enables StarPU
+ * profiling and installs the hook. Returns 0, or -1 with a message in err. */
+int sf_trace_begin(const char *dir, char *err, size_t errlen);
+int sf_trace_active(void);
+/* The trace clock (microseconds, StarPU's clock), for sf_trace_span. */
+double sf_trace_now(void);
+/* Writes the task records gathered so far. Call only when no task is running (after a wait). */
+void sf_trace_collect(void);
+/* A main-thread span (e.g. "step 12", "epoch 3", "validation") from t0 to t1 (sf_trace_now()). */
+void sf_trace_span(const char *name, const char *cat, double t0, double t1);
+/* Final collect, closes trace.json, writes worker_stats.json/.txt, removes the hook. Returns 0, or
+ * -1 with a message in err. No-op (0) when tracing is off. */
+int sf_trace_end(char *err, size_t errlen);
+
+#endif

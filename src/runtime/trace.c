@@ -1,0 +1,277 @@
+/* Task trace and worker statistics (scaffold/trace.h): a post-execution hook chained onto the
+ * scheduling context's policy records (codelet, worker, start, end, flops) of every task into
+ * per-worker buffers; sf_trace_collect streams them to trace.json (Chrome trace events); the end
+ * writes worker_stats.json/.txt. StarPU copies the policy into each context (load_sched_policy),
+ * so chaining the hook on context 0 touches only this process's context. */
+#include "scaffold/trace.h"
+
+#include <errno.h>
+#include <math.h>
+#include <starpu.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scaffold/common.h"
+#include "scaffold/fsutil.h"
+
+#define SF_TRACE_BUF 16384 /* records per worker between two collects */
+#define NAME_LEN 40
+
+typedef struct {
+  double start, end, flops;
+  char name[NAME_LEN];
+} rec;
+
+typedef struct {
+  rec *buf;
+  size_t n;
+  /* totals, complete even when records are dropped */
+  long tasks;
+  double busy_us, flops;
+  long overflow; /* records lost because the buffer was full */
+} worker_log;
+
+static struct {
+  int active;
+  int nworkers;
+  worker_log *w;
+  FILE *f;
+  char *dir, *path;
+  sf_atomic_file af;
+  double t0;                 /* trace clock at begin (us) */
+  long written, dropped, max_events;
+  int first;
+  void (*prev_hook)(struct starpu_task *, unsigned);
+  struct starpu_sched_policy *policy;
+} T;
+
+double sf_trace_now(void) { return starpu_timing_now(); }
+int sf_trace_active(void) { return T.active; }
+
+static void hook(struct starpu_task *task, unsigned ctx)
+{
+  struct starpu_profiling_task_info *pi = task->profiling_info;
+  int w = pi ? pi->workerid : starpu_worker_get_id();
+  if (pi && w >= 0 && w < T.nworkers) {
+    worker_log *l = &T.w[w];
+    double s = starpu_timing_timespec_to_us(&pi->start_time), e = starpu_timing_timespec_to_us(&pi->end_time);
+    l->tasks++;
+    l->busy_us += e - s;
+    l->flops += task->flops;
+    if (l->n < SF_TRACE_BUF) {
+      rec *r = &l->buf[l->n++];
+      r->start = s;
+      r->end = e;
+      r->flops = task->flops;
+      const char *name = task->name ? task->name : task->cl && task->cl->name ? task->cl->name : "task";
+      snprintf(r->name, NAME_LEN, "%s", name);
+    } else {
+      l->overflow++;
+    }
+  }
+  if (T.prev_hook) T.prev_hook(task, ctx);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+    else if (c < 0x20) fprintf(f, "\\u%04x", c);
+    else fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+static void sep(void)
+{
+  if (!T.first) fputs(",\n", T.f);
+  T.first = 0;
+}
+
+int sf_trace_begin(const char *dir, char *err, size_t errlen)
+{
+  if (T.active) SF_ABORT("sf_trace_begin called twice");
+  memset(&T, 0, sizeof T);
+  T.nworkers = (int)starpu_worker_get_count();
+  const char *me = getenv("SF_TRACE_MAX_EVENTS");
+  T.max_events = me && *me ? atol(me) : 1000000;
+  if (T.max_events < 0) T.max_events = 0;
+  T.dir = sf_strdup(dir);
+  T.path = sf_path_join(dir, "trace.json");
+  if (sf_atomic_open(&T.af, T.path) != 0) {
+    snprintf(err, errlen, "cannot create %s: %s", T.path, strerror(errno));
+    free(T.dir);
+    free(T.path);
+    return -1;
+  }
+  T.f = T.af.f;
+  T.w = sf_calloc((size_t)T.nworkers, sizeof *T.w, "trace worker logs");
+  for (int i = 0; i < T.nworkers; i++) T.w[i].buf = sf_malloc(SF_TRACE_BUF * sizeof(rec), "trace buffer");
+  T.first = 1;
+  fputs("{\"traceEvents\":[\n", T.f);
+  sep();
+  fputs("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"scaffold benchmark\"}}", T.f);
+  for (int i = 0; i <= T.nworkers; i++) {
+    char name[64];
+    if (i < T.nworkers) starpu_worker_get_name(i, name, sizeof name);
+    else snprintf(name, sizeof name, "main (steps, epochs)");
+    sep();
+    fprintf(T.f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{\"name\":", i);
+    json_str(T.f, name);
+    fputs("}}", T.f);
+    sep();
+    fprintf(T.f, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{\"sort_index\":%d}}",
+            i, i);
+  }
+  starpu_task_wait_for_all();
+  starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
+  for (int i = 0; i < T.nworkers; i++) starpu_profiling_worker_get_info(i, NULL); /* reset the counters */
+  T.policy = starpu_sched_ctx_get_sched_policy(0);
+  if (!T.policy) {
+    snprintf(err, errlen, "tracing: StarPU's scheduling context 0 has no policy to hook");
+    sf_atomic_abort(&T.af);
+    return -1;
+  }
+  T.prev_hook = T.policy->post_exec_hook;
+  T.policy->post_exec_hook = hook;
+  T.t0 = starpu_timing_now();
+  T.active = 1;
+  return 0;
+}
+
+void sf_trace_collect(void)
+{
+  if (!T.active) return;
+  for (int w = 0; w < T.nworkers; w++) {
+    worker_log *l = &T.w[w];
+    for (size_t i = 0; i < l->n; i++) {
+      const rec *r = &l->buf[i];
+      if (T.written >= T.max_events) {
+        T.dropped++;
+        continue;
+      }
+      sep();
+      fprintf(T.f, "{\"name\":");
+      json_str(T.f, r->name);
+      fprintf(T.f, ",\"cat\":\"task\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+                   "\"args\":{\"flops\":%.17g,\"codelet\":",
+              w, r->start - T.t0, r->end - r->start, r->flops);
+      json_str(T.f, r->name);
+      fputs("}}", T.f);
+      T.written++;
+    }
+    T.dropped += l->overflow;
+    l->overflow = 0;
+    l->n = 0;
+  }
+}
+
+void sf_trace_span(const char *name, const char *cat, double t0, double t1)
+{
+  if (!T.active) return;
+  if (T.written >= T.max_events) {
+    T.dropped++;
+    return;
+  }
+  sep();
+  fputs("{\"name\":", T.f);
+  json_str(T.f, name);
+  fputs(",\"cat\":", T.f);
+  json_str(T.f, cat);
+  fprintf(T.f, ",\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}", T.nworkers, t0 - T.t0, t1 - t0);
+  T.written++;
+}
+
+static double ts_s(struct timespec *t) { return starpu_timing_timespec_to_us(t) * 1e-6; }
+
+static int write_stats(double wall_us, char *err, size_t errlen)
+{
+  char *jp = sf_path_join(T.dir, "worker_stats.json"), *tp = sf_path_join(T.dir, "worker_stats.txt");
+  sf_atomic_file aj, at;
+  int rc = 0;
+  if (sf_atomic_open(&aj, jp) != 0) {
+    snprintf(err, errlen, "cannot create %s: %s", jp, strerror(errno));
+    free(jp);
+    free(tp);
+    return -1;
+  }
+  if (sf_atomic_open(&at, tp) != 0) {
+    snprintf(err, errlen, "cannot create %s: %s", tp, strerror(errno));
+    sf_atomic_abort(&aj);
+    free(jp);
+    free(tp);
+    return -1;
+  }
+  double wall = wall_us * 1e-6;
+  fprintf(aj.f, "{\n    \"wall_s\": %.6f,\n    \"events_written\": %ld,\n    \"events_dropped\": %ld,\n"
+                "    \"workers\": [\n", wall, T.written, T.dropped);
+  fprintf(at.f, "Per-worker activity over %.3f s of training (trace: 1); busy = task execution time.\n\n", wall);
+  fprintf(at.f, "%-4s %-14s %10s %10s %10s %7s %12s %12s\n", "id", "worker", "tasks", "busy_s", "idle_s", "busy%",
+          "GFLOP", "GFLOP/s_busy");
+  long tot_tasks = 0;
+  double tot_busy = 0, tot_flops = 0;
+  for (int w = 0; w < T.nworkers; w++) {
+    const worker_log *l = &T.w[w];
+    char name[64];
+    starpu_worker_get_name(w, name, sizeof name);
+    double busy = l->busy_us * 1e-6, idle = wall - busy, pct = wall > 0 ? 100.0 * busy / wall : 0;
+    if (idle < 0) idle = 0;
+    struct starpu_profiling_worker_info info;
+    memset(&info, 0, sizeof info);
+    int have = starpu_profiling_worker_get_info(w, &info) == 0;
+    fprintf(aj.f, "        {\"id\": %d, \"name\": ", w);
+    json_str(aj.f, name);
+    fprintf(aj.f, ", \"tasks\": %ld, \"busy_s\": %.6f, \"idle_s\": %.6f, \"busy_pct\": %.3f, \"flops\": %.17g",
+            l->tasks, busy, idle, pct, l->flops);
+    if (have)
+      fprintf(aj.f, ", \"starpu_tasks\": %d, \"starpu_executing_s\": %.6f, \"starpu_sleeping_s\": %.6f, "
+                    "\"starpu_total_s\": %.6f",
+              info.executed_tasks, ts_s(&info.executing_time), ts_s(&info.sleeping_time), ts_s(&info.total_time));
+    fprintf(aj.f, "}%s\n", w + 1 < T.nworkers ? "," : "");
+    fprintf(at.f, "%-4d %-14s %10ld %10.3f %10.3f %7.1f %12.3f %12.2f\n", w, name, l->tasks, busy, idle, pct,
+            l->flops * 1e-9, busy > 0 ? l->flops * 1e-9 / busy : 0.0);
+    tot_tasks += l->tasks;
+    tot_busy += busy;
+    tot_flops += l->flops;
+  }
+  double cap = wall * T.nworkers;
+  fprintf(aj.f, "    ],\n    \"total\": {\"tasks\": %ld, \"busy_s\": %.6f, \"busy_pct\": %.3f, \"flops\": %.17g}\n}\n",
+          tot_tasks, tot_busy, cap > 0 ? 100.0 * tot_busy / cap : 0.0, tot_flops);
+  fprintf(at.f, "%-4s %-14s %10ld %10.3f %10.3f %7.1f %12.3f %12.2f\n", "", "all", tot_tasks, tot_busy,
+          cap - tot_busy > 0 ? cap - tot_busy : 0.0, cap > 0 ? 100.0 * tot_busy / cap : 0.0, tot_flops * 1e-9,
+          tot_busy > 0 ? tot_flops * 1e-9 / tot_busy : 0.0);
+  if (T.dropped) fprintf(at.f, "\n%ld task events were not written to trace.json (SF_TRACE_MAX_EVENTS)\n", T.dropped);
+  if (sf_atomic_commit(&aj) != 0) rc = -1;
+  if (sf_atomic_commit(&at) != 0) rc = -1;
+  if (rc != 0) snprintf(err, errlen, "cannot write %s / %s: %s", jp, tp, strerror(errno));
+  free(jp);
+  free(tp);
+  return rc;
+}
+
+int sf_trace_end(char *err, size_t errlen)
+{
+  if (!T.active) return 0;
+  starpu_task_wait_for_all();
+  sf_trace_collect();
+  double wall = starpu_timing_now() - T.t0;
+  T.policy->post_exec_hook = T.prev_hook;
+  fprintf(T.f, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"generator\":\"scaffold %s\",\"workers\":%d,"
+               "\"events_written\":%ld,\"events_dropped\":%ld}}\n",
+          SF_VERSION, T.nworkers, T.written, T.dropped);
+  int rc = 0;
+  if (sf_atomic_commit(&T.af) != 0) {
+    snprintf(err, errlen, "cannot write %s: %s", T.path, strerror(errno));
+    rc = -1;
+  }
+  if (write_stats(wall, rc ? err + strlen(err) : err, rc ? errlen - strlen(err) : errlen) != 0) rc = -1;
+  starpu_profiling_status_set(STARPU_PROFILING_DISABLE);
+  for (int i = 0; i < T.nworkers; i++) free(T.w[i].buf);
+  free(T.w);
+  free(T.dir);
+  free(T.path);
+  T.active = 0;
+  return rc;
+}
