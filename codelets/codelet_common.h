@@ -1,0 +1,93 @@
+/* Shared StarPU glue for the codelets in codelets/<op>.c: the SF_CODELET macro that emits a codelet and
+ * its history-based perfmodel from one token, handle/interface accessors, and the one submission
+ * function every insert_task_* goes through (access modes as a descriptor array, so any number of
+ * buffers works on StarPU 1.3: nbuffers = STARPU_VARIABLE_NBUFFERS + STARPU_DATA_MODE_ARRAY). */
+#ifndef SF_CODELET_COMMON_H
+#define SF_CODELET_COMMON_H
+
+#include <starpu.h>
+#include <stdint.h>
+
+#include "scaffold/common.h"
+#include "scaffold/tasks.h"
+
+#define SF_H(h) ((starpu_data_handle_t)(h))
+
+/* CUDA / OpenCL implementations are added per codelet; pass SF_NONE when there is none. Under a
+ * StarPU without CUDA (Debian's) the cuda argument is dropped, so it may name a function that is
+ * only compiled with CUDA. */
+#define SF_NONE NULL
+#ifdef STARPU_USE_CUDA
+#define SF_CL_CUDA_(f) .cuda_funcs = {f}, .cuda_flags = {STARPU_CUDA_ASYNC},
+#else
+#define SF_CL_CUDA_(f)
+#endif
+#ifdef STARPU_USE_OPENCL
+#define SF_CL_OPENCL_(f) .opencl_funcs = {f}, .opencl_flags = {STARPU_OPENCL_ASYNC},
+#else
+#define SF_CL_OPENCL_(f)
+#endif
+
+/* SF_CODELET(conv3d_fwd, openblas_v1, cpu, cuda, opencl) defines
+ *   static struct starpu_perfmodel sf_model_conv3d_fwd  (history-based, symbol
+ *                                                        "sf_conv3d_fwd_openblas_v1")
+ *   static struct starpu_codelet    cl_conv3d_fwd       (name "sf_conv3d_fwd", variable buffers)
+ * The version token goes into the perfmodel symbol: bump it when the kernel changes so stale
+ * calibrations are never reused; name the BLAS vendor for BLAS-backed CPU paths. */
+#define SF_CODELET(op, version, cpu, cuda, opencl)                                                    \
+  static struct starpu_perfmodel sf_model_##op = {.type = STARPU_HISTORY_BASED,                      \
+                                                  .symbol = "sf_" #op "_" #version};                 \
+  static struct starpu_codelet cl_##op = {.cpu_funcs = {cpu},                                         \
+                                            .cpu_funcs_name = {#cpu},                                 \
+                                            SF_CL_CUDA_(cuda) SF_CL_OPENCL_(opencl)                   \
+                                            .nbuffers = STARPU_VARIABLE_NBUFFERS,                     \
+                                            .model = &sf_model_##op,                                  \
+                                            .name = "sf_" #op}
+
+/* ---- submission ---- */
+typedef struct sf_buf {
+  struct starpu_data_descr d[256]; /* >= slabs + a few, and >= parameter tensors (clip) */
+  int n;
+} sf_buf;
+
+static inline void sf_buf_add(sf_buf *b, sf_handle h, enum starpu_data_access_mode m)
+{
+  SF_ASSERT(h != NULL && b->n < (int)(sizeof b->d / sizeof b->d[0]));
+  b->d[b->n].handle = SF_H(h);
+  b->d[b->n].mode = m;
+  b->n++;
+}
+
+/* Submits cl with the buffers of b and a heap-allocated args struct (freed by StarPU), declaring
+ * `flops`. Dies with the codelet name if StarPU refuses the task. */
+void sf_submit(struct starpu_codelet *cl, const sf_topt *o, void *args, size_t args_size, const sf_buf *b,
+               double flops);
+/* A heap copy of an args struct for STARPU_CL_ARGS. */
+void *sf_args_dup(const void *args, size_t size);
+/* The mode for a weight-gradient buffer under sf_accum. */
+enum starpu_data_access_mode sf_accum_mode(sf_accum acc);
+
+/* ---- interface accessors (inside codelet functions) ---- */
+static inline float *sf_blk_f(void *iface) { return (float *)STARPU_BLOCK_GET_PTR(iface); }
+static inline int sf_blk_nz(void *iface) { return (int)STARPU_BLOCK_GET_NZ(iface); }
+static inline int sf_blk_ny(void *iface) { return (int)STARPU_BLOCK_GET_NY(iface); }
+/* voxels of a block holding C channels per voxel */
+static inline size_t sf_blk_vox(void *iface, int C)
+{
+  return (size_t)STARPU_BLOCK_GET_NX(iface) / (size_t)C * STARPU_BLOCK_GET_NY(iface) * STARPU_BLOCK_GET_NZ(iface);
+}
+/* W extent of a block holding C channels per voxel */
+static inline int sf_blk_w(void *iface, int C) { return (int)(STARPU_BLOCK_GET_NX(iface) / (uint32_t)C); }
+/* first / last depth plane of a block slab (halo planes for the neighbouring slab) */
+static inline const float *sf_blk_first_plane(void *iface) { return sf_blk_f(iface); }
+static inline const float *sf_blk_last_plane(void *iface)
+{
+  return sf_blk_f(iface) + (size_t)(STARPU_BLOCK_GET_NZ(iface) - 1) * STARPU_BLOCK_GET_LDZ(iface);
+}
+static inline float *sf_vec_f(void *iface) { return (float *)STARPU_VECTOR_GET_PTR(iface); }
+static inline double *sf_vec_d(void *iface) { return (double *)STARPU_VECTOR_GET_PTR(iface); }
+static inline size_t sf_vec_n(void *iface) { return STARPU_VECTOR_GET_NX(iface); }
+/* The buffer count of the running task (variable-buffer codelets). */
+static inline int sf_task_nbuffers(void) { return STARPU_TASK_GET_NBUFFERS(starpu_task_get_current()); }
+
+#endif

@@ -1,0 +1,108 @@
+/* StarPU glue for the 3x3x3 convolution (padding 1, no bias): forward, dX and dW codelets on depth
+ * slabs with halos. Buffers: [out, in, w, in_lo?, in_hi?]; the halo slabs are passed whole and the
+ * kernel gets a pointer to the last plane of slab k-1 and the first plane of slab k+1 (NULL at the
+ * volume's faces). CPU = the im2col + OpenBLAS kernels (codelets/cpu/conv3d_blas.c). */
+#include <string.h>
+
+#include "codelet_common.h"
+#include "scaffold/ops.h"
+
+typedef struct {
+  int H, W, Cin, Cout;
+  int has_lo, has_hi;
+  int overwrite; /* dW: SF_ACC_PARTIAL, zero the partial first */
+} cl_conv3d_args;
+
+/* halo planes of buffers 3 (lo) and 4 or 3 (hi) */
+static void halos(void *buffers[], const cl_conv3d_args *a, const float **lo, const float **hi)
+{
+  int i = 3;
+  *lo = a->has_lo ? sf_blk_last_plane(buffers[i++]) : NULL;
+  *hi = a->has_hi ? sf_blk_first_plane(buffers[i]) : NULL;
+}
+
+static void conv3d_fwd_cpu(void *buffers[], void *cl_arg)
+{
+  const cl_conv3d_args *a = cl_arg;
+  const float *lo, *hi;
+  halos(buffers, a, &lo, &hi);
+  sf_conv3d_forward_blas(sf_blk_f(buffers[0]), lo, sf_blk_f(buffers[1]), hi, sf_vec_f(buffers[2]),
+                         sf_blk_nz(buffers[0]), a->H, a->W, a->Cin, a->Cout);
+}
+
+static void conv3d_bwd_data_cpu(void *buffers[], void *cl_arg)
+{
+  const cl_conv3d_args *a = cl_arg;
+  const float *lo, *hi;
+  halos(buffers, a, &lo, &hi);
+  sf_conv3d_backward_data_blas(sf_blk_f(buffers[0]), lo, sf_blk_f(buffers[1]), hi, sf_vec_f(buffers[2]),
+                               sf_blk_nz(buffers[0]), a->H, a->W, a->Cin, a->Cout);
+}
+
+/* buffers: [dw, x, dy, x_lo?, x_hi?] */
+static void conv3d_bwd_weights_cpu(void *buffers[], void *cl_arg)
+{
+  const cl_conv3d_args *a = cl_arg;
+  const float *lo, *hi;
+  halos(buffers, a, &lo, &hi);
+  float *dw = sf_vec_f(buffers[0]);
+  if (a->overwrite) memset(dw, 0, sf_vec_n(buffers[0]) * sizeof(float)); /* SF_ACC_PARTIAL: a fresh per-slab partial */
+  sf_conv3d_backward_weights_blas(dw, lo, sf_blk_f(buffers[1]), hi, sf_blk_f(buffers[2]), sf_blk_nz(buffers[1]),
+                                  a->H, a->W, a->Cin, a->Cout);
+}
+
+SF_CODELET(conv3d_fwd, openblas_v1, conv3d_fwd_cpu, SF_NONE, SF_NONE);
+SF_CODELET(conv3d_bwd_data, openblas_v1, conv3d_bwd_data_cpu, SF_NONE, SF_NONE);
+SF_CODELET(conv3d_bwd_weights, openblas_v1, conv3d_bwd_weights_cpu, SF_NONE, SF_NONE);
+
+static void add_halos(sf_buf *b, cl_conv3d_args *a, sf_handle lo, sf_handle hi)
+{
+  a->has_lo = lo != NULL;
+  a->has_hi = hi != NULL;
+  if (lo) sf_buf_add(b, lo, STARPU_R);
+  if (hi) sf_buf_add(b, hi, STARPU_R);
+}
+
+/* 2 * voxels * 27 * Cin * Cout */
+static double conv_flops(sf_handle slab, int H, int W, int Cin, int Cout)
+{
+  size_t nz = starpu_block_get_nz(SF_H(slab));
+  return 2.0 * 27.0 * (double)nz * H * W * Cin * Cout;
+}
+
+void insert_task_conv3d_forward(const sf_topt *o, sf_handle y, sf_handle x_lo, sf_handle x, sf_handle x_hi,
+                                sf_handle w, int H, int W, int Cin, int Cout)
+{
+  cl_conv3d_args a = {.H = H, .W = W, .Cin = Cin, .Cout = Cout};
+  sf_buf b = {.n = 0};
+  sf_buf_add(&b, y, STARPU_W);
+  sf_buf_add(&b, x, STARPU_R);
+  sf_buf_add(&b, w, STARPU_R);
+  add_halos(&b, &a, x_lo, x_hi);
+  sf_submit(&cl_conv3d_fwd, o, &a, sizeof a, &b, conv_flops(y, H, W, Cin, Cout));
+}
+
+void insert_task_conv3d_backward_data(const sf_topt *o, sf_handle dx, sf_handle dy_lo, sf_handle dy,
+                                      sf_handle dy_hi, sf_handle w, int H, int W, int Cin, int Cout)
+{
+  cl_conv3d_args a = {.H = H, .W = W, .Cin = Cin, .Cout = Cout};
+  sf_buf b = {.n = 0};
+  sf_buf_add(&b, dx, STARPU_W);
+  sf_buf_add(&b, dy, STARPU_R);
+  sf_buf_add(&b, w, STARPU_R);
+  add_halos(&b, &a, dy_lo, dy_hi);
+  sf_submit(&cl_conv3d_bwd_data, o, &a, sizeof a, &b, conv_flops(dx, H, W, Cin, Cout));
+}
+
+void insert_task_conv3d_backward_weights(const sf_topt *o, sf_accum acc, sf_handle dw, sf_handle x_lo, sf_handle x,
+                                         sf_handle x_hi, sf_handle dy, int H, int W, int Cin, int Cout)
+{
+  cl_conv3d_args a = {.H = H, .W = W, .Cin = Cin, .Cout = Cout};
+  sf_buf b = {.n = 0};
+  a.overwrite = acc == SF_ACC_PARTIAL;
+  sf_buf_add(&b, dw, sf_accum_mode(acc));
+  sf_buf_add(&b, x, STARPU_R);
+  sf_buf_add(&b, dy, STARPU_R);
+  add_halos(&b, &a, x_lo, x_hi);
+  sf_submit(&cl_conv3d_bwd_weights, o, &a, sizeof a, &b, conv_flops(x, H, W, Cin, Cout));
+}

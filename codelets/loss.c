@@ -1,0 +1,62 @@
+/* StarPU glue for the training loss (weighted CE + 1 - soft foreground Dice, spec §6.2-6.3): a
+ * per-slab partial-sum task (reduced in slab order by sum_d) and a per-slab backward that reads the
+ * reduced sums. Labels are uint16 slabs (C = 1). CPU = codelets/cpu/loss.c. */
+#include <string.h>
+
+#include "codelet_common.h"
+#include "scaffold/ops.h"
+
+typedef struct {
+  int K;
+  float scale;
+} cl_loss_args;
+
+/* buffers: [acc_part SF_LOSS_NACC(K) double, z, lab (uint16), cw] */
+static void loss_partial_cpu(void *buffers[], void *cl_arg)
+{
+  const cl_loss_args *a = cl_arg;
+  double *acc = sf_vec_d(buffers[0]);
+  memset(acc, 0, sf_vec_n(buffers[0]) * sizeof(double));
+  sf_loss_partial_ref(acc, sf_blk_f(buffers[1]), (const uint16_t *)STARPU_BLOCK_GET_PTR(buffers[2]),
+                      sf_vec_f(buffers[3]), sf_blk_vox(buffers[1], a->K), a->K);
+}
+
+/* buffers: [dz, z, lab, cw, acc] */
+static void loss_bwd_cpu(void *buffers[], void *cl_arg)
+{
+  const cl_loss_args *a = cl_arg;
+  sf_loss_backward_ref(sf_blk_f(buffers[0]), sf_blk_f(buffers[1]), (const uint16_t *)STARPU_BLOCK_GET_PTR(buffers[2]),
+                       sf_vec_f(buffers[3]), sf_vec_d(buffers[4]), sf_blk_vox(buffers[1], a->K), a->K, a->scale);
+}
+
+SF_CODELET(loss_partial, v1, loss_partial_cpu, SF_NONE, SF_NONE);
+SF_CODELET(loss_bwd, v1, loss_bwd_cpu, SF_NONE, SF_NONE);
+
+static double elems(sf_handle slab)
+{
+  return (double)starpu_block_get_nx(SF_H(slab)) * starpu_block_get_ny(SF_H(slab)) * starpu_block_get_nz(SF_H(slab));
+}
+
+void insert_task_loss_partial(const sf_topt *o, sf_handle acc_part, sf_handle z, sf_handle lab, sf_handle cw, int K)
+{
+  cl_loss_args a = {.K = K};
+  sf_buf b = {.n = 0};
+  sf_buf_add(&b, acc_part, STARPU_W);
+  sf_buf_add(&b, z, STARPU_R);
+  sf_buf_add(&b, lab, STARPU_R);
+  sf_buf_add(&b, cw, STARPU_R);
+  sf_submit(&cl_loss_partial, o, &a, sizeof a, &b, 8.0 * elems(z)); /* softmax + sums, about 8 per logit */
+}
+
+void insert_task_loss_backward(const sf_topt *o, sf_handle dz, sf_handle z, sf_handle lab, sf_handle cw,
+                               sf_handle acc, int K, float scale)
+{
+  cl_loss_args a = {.K = K, .scale = scale};
+  sf_buf b = {.n = 0};
+  sf_buf_add(&b, dz, STARPU_W);
+  sf_buf_add(&b, z, STARPU_R);
+  sf_buf_add(&b, lab, STARPU_R);
+  sf_buf_add(&b, cw, STARPU_R);
+  sf_buf_add(&b, acc, STARPU_R);
+  sf_submit(&cl_loss_bwd, o, &a, sizeof a, &b, 10.0 * elems(z));
+}

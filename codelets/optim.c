@@ -1,0 +1,82 @@
+/* StarPU glue for the optimizer part of a step (spec §6.1): per-tensor gradient sum of squares, one
+ * clip task that reads every partial in a fixed order and writes [clip coefficient, total norm],
+ * and one torch.optim.Adam task per parameter tensor reading that coefficient. CPU =
+ * codelets/cpu/optim.c. */
+#include <math.h>
+#include <string.h>
+
+#include "codelet_common.h"
+#include "scaffold/ops.h"
+
+typedef struct {
+  float max_norm;
+} cl_clip_args;
+
+typedef struct {
+  double lr, beta1, beta2, eps;
+  long step;
+  int has_clip;
+} cl_adam_args;
+
+/* buffers: [part (1) double, g] */
+static void sumsq_cpu(void *buffers[], void *cl_arg)
+{
+  double *acc = sf_vec_d(buffers[0]);
+  *acc = 0;
+  sf_sumsq_partial(acc, sf_vec_f(buffers[1]), sf_vec_n(buffers[1]));
+}
+
+/* buffers: [clip (2) double, part_0 .. part_{P-1}] */
+static void clip_coef_cpu(void *buffers[], void *cl_arg)
+{
+  const cl_clip_args *a = cl_arg;
+  int nparts = sf_task_nbuffers() - 1;
+  double total = 0;
+  for (int k = 0; k < nparts; k++) total += sf_vec_d(buffers[1 + k])[0];
+  double *clip = sf_vec_d(buffers[0]);
+  clip[0] = sf_clip_coef(total, a->max_norm);
+  clip[1] = sqrt(total);
+}
+
+/* buffers: [w, m, v, g, clip?] */
+static void adam_cpu(void *buffers[], void *cl_arg)
+{
+  const cl_adam_args *a = cl_arg;
+  float scale = a->has_clip ? (float)sf_vec_d(buffers[4])[0] : 1.0f;
+  sf_adam_step(sf_vec_f(buffers[0]), sf_vec_f(buffers[1]), sf_vec_f(buffers[2]), sf_vec_f(buffers[3]),
+               sf_vec_n(buffers[0]), a->lr, a->beta1, a->beta2, a->eps, a->step, scale);
+}
+
+SF_CODELET(sumsq, v1, sumsq_cpu, SF_NONE, SF_NONE);
+SF_CODELET(clip_coef, v1, clip_coef_cpu, SF_NONE, SF_NONE);
+SF_CODELET(adam, v1, adam_cpu, SF_NONE, SF_NONE);
+
+void insert_task_sumsq(const sf_topt *o, sf_handle part, sf_handle g)
+{
+  sf_buf b = {.n = 0};
+  sf_buf_add(&b, part, STARPU_W);
+  sf_buf_add(&b, g, STARPU_R);
+  sf_submit(&cl_sumsq, o, NULL, 0, &b, 2.0 * (double)starpu_vector_get_nx(SF_H(g)));
+}
+
+void insert_task_clip_coef(const sf_topt *o, sf_handle clip, const sf_handle *parts, int nparts, float max_norm)
+{
+  cl_clip_args a = {max_norm};
+  sf_buf b = {.n = 0};
+  sf_buf_add(&b, clip, STARPU_W);
+  for (int k = 0; k < nparts; k++) sf_buf_add(&b, parts[k], STARPU_R);
+  sf_submit(&cl_clip_coef, o, &a, sizeof a, &b, (double)nparts);
+}
+
+void insert_task_adam(const sf_topt *o, sf_handle w, sf_handle m, sf_handle v, sf_handle g, sf_handle clip,
+                      double lr, double beta1, double beta2, double eps, long step)
+{
+  cl_adam_args a = {lr, beta1, beta2, eps, step, clip != NULL};
+  sf_buf b = {.n = 0};
+  sf_buf_add(&b, w, STARPU_RW);
+  sf_buf_add(&b, m, STARPU_RW);
+  sf_buf_add(&b, v, STARPU_RW);
+  sf_buf_add(&b, g, STARPU_R);
+  if (clip) sf_buf_add(&b, clip, STARPU_R);
+  sf_submit(&cl_adam, o, &a, sizeof a, &b, 12.0 * (double)starpu_vector_get_nx(SF_H(w)));
+}

@@ -1,0 +1,49 @@
+/* StarPU glue for sample loading: a task that copies a host sample (input slab, label slab, class
+ * weights) into its registered handle, so loading is part of the step's task graph and later tasks
+ * depend on it through the handle. CPU only: it reads host memory. */
+#include <string.h>
+
+#include "codelet_common.h"
+
+typedef struct {
+  const void *src;
+  size_t bytes;
+  int is_block; /* 3D block slab, else a vector */
+} cl_sample_args;
+
+/* buffers: [dst] */
+static void sample_load_cpu(void *buffers[], void *cl_arg)
+{
+  const cl_sample_args *a = cl_arg;
+  void *iface = buffers[0];
+  if (!a->is_block) {
+    memcpy((void *)STARPU_VECTOR_GET_PTR(iface), a->src, a->bytes);
+    return;
+  }
+  /* row by row, so any leading dimensions work */
+  size_t es = STARPU_BLOCK_GET_ELEMSIZE(iface), nx = STARPU_BLOCK_GET_NX(iface);
+  size_t ny = STARPU_BLOCK_GET_NY(iface), nz = STARPU_BLOCK_GET_NZ(iface);
+  size_t ldy = STARPU_BLOCK_GET_LDY(iface), ldz = STARPU_BLOCK_GET_LDZ(iface);
+  char *dst = (char *)STARPU_BLOCK_GET_PTR(iface);
+  const char *src = a->src;
+  if (ldy == nx && ldz == nx * ny) {
+    memcpy(dst, src, a->bytes);
+    return;
+  }
+  for (size_t z = 0; z < nz; z++)
+    for (size_t y = 0; y < ny; y++, src += nx * es) memcpy(dst + (z * ldz + y * ldy) * es, src, nx * es);
+}
+
+SF_CODELET(sample_load, v1, sample_load_cpu, SF_NONE, SF_NONE);
+
+void insert_task_sample_load(const sf_topt *o, sf_handle dst, const void *src, size_t bytes)
+{
+  starpu_data_handle_t h = SF_H(dst);
+  int is_block = starpu_data_get_interface_id(h) == STARPU_BLOCK_INTERFACE_ID;
+  size_t want = starpu_data_get_size(h);
+  if (bytes != want) SF_ABORT("sample_load: %zu bytes for a handle of %zu bytes", bytes, want);
+  cl_sample_args a = {src, bytes, is_block};
+  sf_buf b = {.n = 0};
+  sf_buf_add(&b, dst, STARPU_W);
+  sf_submit(&cl_sample_load, o, &a, sizeof a, &b, 0.0);
+}

@@ -1,0 +1,90 @@
+/* StarPU glue for the transposed convolution (kernel 2, stride 2, bias) of the Up path: forward,
+ * dX and dW/db codelets. Coarse slab k (nd,H,W,Cin) maps to fine slab k (2nd,2H,2W,Cout), so no
+ * halo is needed. CPU = the OpenBLAS kernels of codelets/cpu/upconv3d_blas.c. */
+#include <string.h>
+
+#include "codelet_common.h"
+#include "scaffold/ops.h"
+
+typedef struct {
+  int Cin, Cout;
+  int overwrite; /* dW: SF_ACC_PARTIAL, zero the partials first */
+} cl_upconv3d_args;
+
+/* the coarse slab's (nd, H, W) from its block interface */
+#define COARSE(iface, C) sf_blk_nz(iface), sf_blk_ny(iface), sf_blk_w(iface, C)
+
+/* buffers: [y, x, w, b] */
+static void upconv3d_fwd_cpu(void *buffers[], void *cl_arg)
+{
+  const cl_upconv3d_args *a = cl_arg;
+  sf_upconv3d_forward_blas(sf_blk_f(buffers[0]), sf_blk_f(buffers[1]), sf_vec_f(buffers[2]), sf_vec_f(buffers[3]),
+                           COARSE(buffers[1], a->Cin), a->Cin, a->Cout);
+}
+
+/* buffers: [dx, dy, w] */
+static void upconv3d_bwd_data_cpu(void *buffers[], void *cl_arg)
+{
+  const cl_upconv3d_args *a = cl_arg;
+  sf_upconv3d_backward_data_blas(sf_blk_f(buffers[0]), sf_blk_f(buffers[1]), sf_vec_f(buffers[2]),
+                                 COARSE(buffers[0], a->Cin), a->Cin, a->Cout);
+}
+
+/* buffers: [dw, db, x, dy] */
+static void upconv3d_bwd_weights_cpu(void *buffers[], void *cl_arg)
+{
+  const cl_upconv3d_args *a = cl_arg;
+  float *dw = sf_vec_f(buffers[0]), *db = sf_vec_f(buffers[1]);
+  if (a->overwrite) {
+    memset(dw, 0, sf_vec_n(buffers[0]) * sizeof(float));
+    memset(db, 0, sf_vec_n(buffers[1]) * sizeof(float));
+  }
+  sf_upconv3d_backward_weights_blas(dw, db, sf_blk_f(buffers[2]), sf_blk_f(buffers[3]), COARSE(buffers[2], a->Cin),
+                                    a->Cin, a->Cout);
+}
+
+SF_CODELET(upconv3d_fwd, openblas_v1, upconv3d_fwd_cpu, SF_NONE, SF_NONE);
+SF_CODELET(upconv3d_bwd_data, openblas_v1, upconv3d_bwd_data_cpu, SF_NONE, SF_NONE);
+SF_CODELET(upconv3d_bwd_weights, openblas_v1, upconv3d_bwd_weights_cpu, SF_NONE, SF_NONE);
+
+/* MACs = fine voxels * Cin * Cout = 8 * coarse voxels * Cin * Cout */
+static double macs(sf_handle coarse, int Cin, int Cout)
+{
+  return 8.0 * (double)starpu_block_get_nx(SF_H(coarse)) / Cin * starpu_block_get_ny(SF_H(coarse)) *
+         starpu_block_get_nz(SF_H(coarse)) * Cin * Cout;
+}
+
+void insert_task_upconv3d_forward(const sf_topt *o, sf_handle y, sf_handle x, sf_handle w, sf_handle b, int Cin,
+                                  int Cout)
+{
+  cl_upconv3d_args a = {.Cin = Cin, .Cout = Cout};
+  sf_buf bf = {.n = 0};
+  sf_buf_add(&bf, y, STARPU_W);
+  sf_buf_add(&bf, x, STARPU_R);
+  sf_buf_add(&bf, w, STARPU_R);
+  sf_buf_add(&bf, b, STARPU_R);
+  sf_submit(&cl_upconv3d_fwd, o, &a, sizeof a, &bf, 2.0 * macs(x, Cin, Cout));
+}
+
+void insert_task_upconv3d_backward_data(const sf_topt *o, sf_handle dx, sf_handle dy, sf_handle w, int Cin,
+                                        int Cout)
+{
+  cl_upconv3d_args a = {.Cin = Cin, .Cout = Cout};
+  sf_buf bf = {.n = 0};
+  sf_buf_add(&bf, dx, STARPU_W);
+  sf_buf_add(&bf, dy, STARPU_R);
+  sf_buf_add(&bf, w, STARPU_R);
+  sf_submit(&cl_upconv3d_bwd_data, o, &a, sizeof a, &bf, 2.0 * macs(dx, Cin, Cout));
+}
+
+void insert_task_upconv3d_backward_weights(const sf_topt *o, sf_accum acc, sf_handle dw, sf_handle db, sf_handle x,
+                                           sf_handle dy, int Cin, int Cout)
+{
+  cl_upconv3d_args a = {.Cin = Cin, .Cout = Cout, .overwrite = acc == SF_ACC_PARTIAL};
+  sf_buf bf = {.n = 0};
+  sf_buf_add(&bf, dw, sf_accum_mode(acc));
+  sf_buf_add(&bf, db, sf_accum_mode(acc));
+  sf_buf_add(&bf, x, STARPU_R);
+  sf_buf_add(&bf, dy, STARPU_R);
+  sf_submit(&cl_upconv3d_bwd_weights, o, &a, sizeof a, &bf, 2.0 * macs(x, Cin, Cout));
+}

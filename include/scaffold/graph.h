@@ -1,0 +1,82 @@
+/* The U-Net training step as a tiled StarPU task graph (DESIGN.md §4): every activation is a
+ * slab-split StarPU block (scaffold/tensor.h), every op a task (scaffold/tasks.h). A step submits
+ * sample loading, forward, loss, backward, the fixed-order reductions, gradient clipping and Adam
+ * asynchronously, then waits once. All memory (activations, gradients, Adam moments, partial sums)
+ * is allocated by sf_graph_create, so steps allocate nothing.
+ *
+ * Usage (StarPU started first with sf_runtime_init):
+ *   sf_graph *g = sf_graph_create(&unet, &cfg, params, err, sizeof err);
+ *   for each sample:  sf_graph_train_step(g, x, labels, class_w, lr, ++adam_step, out);
+ *   validation:       sf_graph_eval(g, x, labels, class_w, out4);
+ *   checkpoint:       sf_graph_acquire_state(g, 0); write params / m / v; sf_graph_release_state(g);
+ *   sf_graph_destroy(g);   (params then hold the trained weights)
+ *
+ * The parameters arena is owned by the caller but registered with StarPU while the graph exists:
+ * touch it (and the m, v, grads arenas) only between sf_graph_acquire_state and
+ * sf_graph_release_state. Samples: x is (G,G,G,in_channels) fp32 NDHWC, labels (G,G,G) uint16 in
+ * 0..K-1, class_w (K) fp32; they are read by tasks during the call only.
+ *
+ * Configuration keys used: `slabs` (0 = automatic: enough slabs per layer to feed every worker,
+ * capped by the bottleneck edge), `more_determinism` (1 = fixed-order weight-gradient reduction:
+ * bitwise identical results whatever the scheduler or worker count; the automatic slab count then
+ * depends on the problem only), `optimizer` (ADAM only). */
+#ifndef SF_GRAPH_H
+#define SF_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scaffold/config.h"
+#include "scaffold/model.h"
+
+typedef struct sf_graph sf_graph;
+
+/* Adam hyper-parameters (torch defaults) and the clipping norm of spec §6.1/§6.4. */
+#define SF_ADAM_BETA1 0.9
+#define SF_ADAM_BETA2 0.999
+#define SF_ADAM_EPS 1e-8
+#define SF_CLIP_MAX_NORM 1.0f
+
+/* Builds the graph's data for the network u (which must outlive the graph) and registers params
+ * (u->total_params floats). StarPU must be running. Returns NULL with a message in err on a bad
+ * configuration (e.g. `slabs` above the bottleneck edge, an optimizer other than ADAM). */
+sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, char *err, size_t errlen);
+/* Waits for pending tasks, unregisters every handle and frees the graph's memory. */
+void sf_graph_destroy(sf_graph *g);
+
+/* One training step on one sample: forward, loss, backward, clip to SF_CLIP_MAX_NORM, Adam with
+ * learning rate lr at step adam_step (counted from 1). out: ce, soft foreground Dice, loss (of the
+ * forward before the update). Returns 0; -1 if the loss is not finite (the update is applied anyway,
+ * as upstream does). */
+int sf_graph_train_step(sf_graph *g, const float *x, const uint16_t *labels, const float *class_w, double lr,
+                        long adam_step, double out[3]);
+/* Forward + loss + backward only: the gradients (arena layout, see sf_graph_grads) of one sample;
+ * no clipping, no update. out as above. */
+int sf_graph_grad_step(sf_graph *g, const float *x, const uint16_t *labels, const float *class_w, double out[3]);
+/* Validation: forward only. out: ce, soft foreground Dice, loss, hard foreground Dice. */
+int sf_graph_eval(sf_graph *g, const float *x, const uint16_t *labels, const float *class_w, double out[4]);
+/* Forward only; logits (G,G,G,K) copied out (for tests and inference). */
+void sf_graph_forward(sf_graph *g, const float *x, float *logits);
+
+/* Make params, grads, m and v readable (write != 0: also writable) by the host, in their arenas;
+ * release hands them back to the task graph. */
+void sf_graph_acquire_state(sf_graph *g, int write);
+void sf_graph_release_state(sf_graph *g);
+float *sf_graph_params(sf_graph *g);
+float *sf_graph_grads(sf_graph *g);   /* gradients of the last step, before clipping */
+float *sf_graph_adam_m(sf_graph *g);
+float *sf_graph_adam_v(sf_graph *g);
+/* Global gradient L2 norm of the last train step (before clipping). */
+double sf_graph_last_grad_norm(const sf_graph *g);
+
+/* Declared flops of one training step (forward + backward + optimizer), as the tasks carry them. */
+double sf_graph_step_flops(const sf_graph *g);
+int sf_graph_nslabs(const sf_graph *g);
+/* The automatic slab count: 0 < result <= min(coarse_edge, SF_MAX_SLABS). With deterministic != 0
+ * it depends on coarse_edge only (4); otherwise the smallest power of two >= 2 per worker (1 with
+ * one worker), so slabs are even (the bottleneck edge is a power of two). */
+int sf_graph_auto_slabs(int coarse_edge, int nworkers, int deterministic);
+/* One line: slabs, tasks per step, allocated bytes, reduction scheme. */
+void sf_graph_describe(const sf_graph *g, char *buf, size_t len);
+
+#endif

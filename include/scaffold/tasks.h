@@ -1,0 +1,136 @@
+/* Task insertion for every op of the U-Net step (DESIGN.md §3-4): the ONLY way model and training
+ * code submit work. Each insert_task_<op>_<dir> picks the codelet, the access modes, the flops
+ * (STARPU_FLOPS), the task name and the priority, and submits asynchronously; dependencies follow
+ * from the handles (StarPU's sequential consistency). No StarPU type appears here: data are opaque
+ * sf_handle values (scaffold/tensor.h).
+ *
+ * Conventions
+ *  - Activation slabs are 3D block handles of NDHWC data: (nd,H,W,C) folded as block(W*C, H, nd);
+ *    the slab depth nd and the voxel count come from the handle, channel counts from the arguments.
+ *  - Halos: x_lo / x_hi are the neighbouring slabs k-1 / k+1 (the kernel uses their last / first
+ *    plane), or NULL at the volume's faces (zero padding).
+ *  - Parameters, gradients, Adam moments and partial sums are vector handles.
+ *  - Weight-gradient contributions of a slab are added to `dw` according to sf_accum: SF_ACC_COMMUTE
+ *    adds into a shared gradient in any order (STARPU_RW|STARPU_COMMUTE; zero it first with
+ *    insert_task_zero), SF_ACC_PARTIAL overwrites a per-slab partial buffer (STARPU_W, the task zeroes
+ *    it) to be summed in slab order by insert_task_sum_f (the more_determinism scheme).
+ *  - Partial sums (statistics, loss, Dice, norms) are double vectors written (W) by one task each,
+ *    then reduced in a fixed order by insert_task_sum_d: results never depend on the scheduler.
+ */
+#ifndef SF_TASKS_H
+#define SF_TASKS_H
+
+#include <stddef.h>
+
+#include "scaffold/tensor.h"
+
+typedef enum {
+  SF_ACC_COMMUTE = 0, /* dw += contribution, tasks commute (RW|COMMUTE) */
+  SF_ACC_PARTIAL = 1, /* dw := contribution (W), summed later in a fixed order */
+} sf_accum;
+
+/* Per-task options. prio: StarPU priority (0 = default; higher runs first under priority-aware
+ * schedulers). */
+typedef struct sf_topt {
+  int prio;
+} sf_topt;
+
+/* ---- 3x3x3 convolution, padding 1, no bias (codelets/conv3d.c) --------------------------------
+ * y: (nd,H,W,Cout) written; x: (nd,H,W,Cin) with halos; w: (3,3,3,Cin,Cout). */
+void insert_task_conv3d_forward(const sf_topt *o, sf_handle y, sf_handle x_lo, sf_handle x, sf_handle x_hi,
+                                sf_handle w, int H, int W, int Cin, int Cout);
+/* dx: (nd,H,W,Cin) written from dy: (nd,H,W,Cout) and its halos */
+void insert_task_conv3d_backward_data(const sf_topt *o, sf_handle dx, sf_handle dy_lo, sf_handle dy,
+                                      sf_handle dy_hi, sf_handle w, int H, int W, int Cin, int Cout);
+/* dw: (3,3,3,Cin,Cout) gets the contribution of output slab dy: (nd,H,W,Cout) */
+void insert_task_conv3d_backward_weights(const sf_topt *o, sf_accum acc, sf_handle dw, sf_handle x_lo, sf_handle x,
+                                         sf_handle x_hi, sf_handle dy, int H, int W, int Cin, int Cout);
+
+/* ---- 1x1x1 convolution with bias, OutConv (codelets/conv1.c) ----------------------------------
+ * y: (n,Cout) written = x: (n,Cin) . w: (Cin,Cout) + b: (Cout) */
+void insert_task_conv1_forward(const sf_topt *o, sf_handle y, sf_handle x, sf_handle w, sf_handle b, int Cin,
+                               int Cout);
+void insert_task_conv1_backward_data(const sf_topt *o, sf_handle dx, sf_handle dy, sf_handle w, int Cin, int Cout);
+void insert_task_conv1_backward_weights(const sf_topt *o, sf_accum acc, sf_handle dw, sf_handle db, sf_handle x,
+                                        sf_handle dy, int Cin, int Cout);
+
+/* ---- transposed convolution k2 s2 with bias, the Up path (codelets/upconv3d.c) ----------------
+ * x: (nd,H,W,Cin) slab of the coarse level; y: (2nd,2H,2W,Cout) matching slab of the fine level. */
+void insert_task_upconv3d_forward(const sf_topt *o, sf_handle y, sf_handle x, sf_handle w, sf_handle b, int Cin,
+                                  int Cout);
+void insert_task_upconv3d_backward_data(const sf_topt *o, sf_handle dx, sf_handle dy, sf_handle w, int Cin,
+                                        int Cout);
+void insert_task_upconv3d_backward_weights(const sf_topt *o, sf_accum acc, sf_handle dw, sf_handle db, sf_handle x,
+                                           sf_handle dy, int Cin, int Cout);
+
+/* ---- GroupNorm (+ fused ReLU), exact over the whole volume (codelets/groupnorm.c) -------------
+ * stats_part: (G,2) double written with this slab's [sum, sumsq]; reduce the S partials with
+ * insert_task_sum_d into stats: (G,2). ntotal = voxels of the whole volume. */
+void insert_task_groupnorm_stats(const sf_topt *o, sf_handle stats_part, sf_handle x, int C, int G);
+/* y: (nd,H,W,C) written = [relu](gn(x)) with the reduced stats */
+void insert_task_groupnorm_forward(const sf_topt *o, sf_handle y, sf_handle x, sf_handle stats, sf_handle gamma,
+                                   sf_handle beta, size_t ntotal, int C, int G, float eps, int relu);
+/* bwd_part: (2G + 2C) double written = [gsums (G,2), dgb (C,2)] of this slab */
+void insert_task_groupnorm_backward_stats(const sf_topt *o, sf_handle bwd_part, sf_handle dy, sf_handle y,
+                                          sf_handle x, sf_handle stats, sf_handle gamma, size_t ntotal, int C,
+                                          int G, float eps, int relu);
+/* bwd_sum: (2G + 2C) written = sum of the nparts partials in order; dgamma, dbeta: (C) written from it */
+void insert_task_groupnorm_backward_reduce(const sf_topt *o, sf_handle bwd_sum, sf_handle dgamma, sf_handle dbeta,
+                                           const sf_handle *parts, int nparts, int C, int G);
+/* dx: (nd,H,W,C) written */
+void insert_task_groupnorm_backward_data(const sf_topt *o, sf_handle dx, sf_handle dy, sf_handle y, sf_handle x,
+                                         sf_handle stats, sf_handle bwd_sum, sf_handle gamma, size_t ntotal, int C,
+                                         int G, float eps, int relu);
+
+/* ---- MaxPool 2/2 (codelets/maxpool3d.c) ---------------------------------------------------------
+ * x: (2nd,2H,2W,C) fine slab; y: (nd,H,W,C) and idx (uint8) written. */
+void insert_task_maxpool3d_forward(const sf_topt *o, sf_handle y, sf_handle idx, sf_handle x, int C);
+/* dx: (2nd,2H,2W,C) written = unpool(dy) (+ add: (2nd,2H,2W,C) if not NULL: the skip gradient) */
+void insert_task_maxpool3d_backward(const sf_topt *o, sf_handle dx, sf_handle dy, sf_handle idx, sf_handle add,
+                                    int C);
+
+/* ---- channel concatenation [a (skip), b (upsampled)] (codelets/concat.c) ---------------------- */
+void insert_task_concat_forward(const sf_topt *o, sf_handle y, sf_handle a, sf_handle b, int Ca, int Cb);
+void insert_task_concat_backward(const sf_topt *o, sf_handle da, sf_handle db, sf_handle dy, int Ca, int Cb);
+
+/* ---- loss: weighted CE + (1 - soft fg Dice) (codelets/loss.c) ---------------------------------
+ * acc_part: SF_LOSS_NACC(K) double written; z: (nd,H,W,K) logits; lab: (nd,H,W) uint16; cw: (K). */
+void insert_task_loss_partial(const sf_topt *o, sf_handle acc_part, sf_handle z, sf_handle lab, sf_handle cw, int K);
+/* dz: (nd,H,W,K) written = scale * dloss/dz from the reduced acc */
+void insert_task_loss_backward(const sf_topt *o, sf_handle dz, sf_handle z, sf_handle lab, sf_handle cw,
+                               sf_handle acc, int K, float scale);
+
+/* ---- hard Dice for validation (codelets/dice.c) ------------------------------------------------
+ * acc_part: (K,3) double written */
+void insert_task_dice_hard_partial(const sf_topt *o, sf_handle acc_part, sf_handle z, sf_handle lab, int K);
+
+/* ---- optimizer (codelets/optim.c) ---------------------------------------------------------------
+ * part: (1) double written = sum g^2 over g */
+void insert_task_sumsq(const sf_topt *o, sf_handle part, sf_handle g);
+/* clip: (2) double written = [clip coefficient, total norm] from the nparts sumsq partials (in order) */
+void insert_task_clip_coef(const sf_topt *o, sf_handle clip, const sf_handle *parts, int nparts, float max_norm);
+/* torch.optim.Adam on w, m, v (RW) with g * clip[0] (clip may be NULL: scale 1); step counts from 1 */
+void insert_task_adam(const sf_topt *o, sf_handle w, sf_handle m, sf_handle v, sf_handle g, sf_handle clip,
+                      double lr, double beta1, double beta2, double eps, long step);
+
+/* ---- reductions and fills (codelets/reduce.c) --------------------------------------------------
+ * out (float vector) written = parts[0] + parts[1] + ... in that order */
+void insert_task_sum_f(const sf_topt *o, sf_handle out, const sf_handle *parts, int nparts);
+/* out (double vector) written = parts[0] + parts[1] + ... in that order */
+void insert_task_sum_d(const sf_topt *o, sf_handle out, const sf_handle *parts, int nparts);
+/* h (float or double vector) written with zeros */
+void insert_task_zero(const sf_topt *o, sf_handle h);
+
+/* ---- sample loading (codelets/sample.c) --------------------------------------------------------
+ * dst (block slab or vector) written with a copy of `bytes` bytes of host memory at src, which must
+ * stay valid until the task has run (the caller waits for the step). */
+void insert_task_sample_load(const sf_topt *o, sf_handle dst, const void *src, size_t bytes);
+
+/* ---- accounting -----------------------------------------------------------------------------------
+ * Every insert_task_* adds its declared flops and one task to process-wide counters (updated by the
+ * submitting thread), for step-flops and tasks-per-step reports. */
+double sf_tasks_flops_counter(void);
+long sf_tasks_count_counter(void);
+void sf_tasks_counters_reset(void);
+
+#endif

@@ -1,0 +1,59 @@
+/* Activation tensors as StarPU data (DESIGN.md §4). A tensor is D x H x W x C (NDHWC, batch 1) in
+ * ONE allocation, split into depth slabs; slab k is its own StarPU 3D block handle registered as
+ * block(nx = W*C, ny = H, nz = slab depth) on a slice of that allocation, so a slab and its halo
+ * planes are contiguous. Slab boundaries are chosen at the coarsest (bottleneck) level and scaled by
+ * 2 per level towards the input, so max-pool/up-conv slab k maps exactly onto slab k of the next
+ * level. Callers see only opaque handles (sf_handle); the StarPU types stay in codelets/ and here. */
+#ifndef SF_TENSOR_H
+#define SF_TENSOR_H
+
+#include <stddef.h>
+
+#define SF_MAX_SLABS 64
+
+/* An opaque data handle (a starpu_data_handle_t underneath). */
+typedef struct sf_handle_s *sf_handle;
+
+typedef struct sf_tensor {
+  char name[48];   /* for traces: "enc2.pre_a" etc. (slab k gets coordinate k) */
+  int D, H, W, C;  /* NDHWC extents; C = 1 for label volumes */
+  size_t elemsize; /* 4 for float, 2 for uint16 labels, 1 for uint8 argmax */
+  void *data;      /* D*H*W*C*elemsize bytes, zeroed at creation */
+  int nslabs;
+  int d0[SF_MAX_SLABS + 1]; /* slab k covers planes [d0[k], d0[k+1]) */
+  sf_handle slab[SF_MAX_SLABS];
+} sf_tensor;
+
+/* Slab boundaries for a level of edge D = coarse_edge * scale: d0[k] = floor(k*coarse_edge/n) * scale,
+ * k = 0..n. Requires 1 <= n <= min(coarse_edge, SF_MAX_SLABS). */
+void sf_slab_bounds(int *d0, int n, int coarse_edge, int scale);
+
+/* Allocates, zeroes and registers a tensor with the given slab boundaries (d0[0] = 0, d0[n] = D).
+ * StarPU must be running. Dies on allocation failure. */
+void sf_tensor_init(sf_tensor *t, const char *name, int D, int H, int W, int C, size_t elemsize, int nslabs,
+                    const int *d0);
+/* Unregisters every slab (waiting for its tasks; the data ends up in t->data) and frees the memory. */
+void sf_tensor_destroy(sf_tensor *t);
+/* Voxels (D*H*W positions) of slab k, and of the whole tensor. */
+size_t sf_tensor_slab_voxels(const sf_tensor *t, int k);
+size_t sf_tensor_voxels(const sf_tensor *t);
+/* Slab k-1 / k+1, or NULL at the volume's faces (the halo convention of the conv codelets). */
+sf_handle sf_tensor_lo(const sf_tensor *t, int k);
+sf_handle sf_tensor_hi(const sf_tensor *t, int k);
+/* Acquire every slab in main memory (write != 0: read-write), so t->data may be read (or written)
+ * by the host; release hands them back to the task graph. */
+void sf_tensor_acquire(sf_tensor *t, int write);
+void sf_tensor_release(sf_tensor *t);
+
+/* A vector of n elements of elemsize bytes on caller-owned memory (parameters, gradients, partial
+ * sums); name is kept by pointer and must outlive the handle. */
+sf_handle sf_vector_register(void *ptr, size_t n, size_t elemsize, const char *name);
+void sf_handle_unregister(sf_handle h);
+void sf_handle_acquire(sf_handle h, int write);
+void sf_handle_release(sf_handle h);
+
+/* Memory for data handed to StarPU (pinned where a GPU is present), zeroed; free with sf_data_free. */
+void *sf_data_alloc(size_t bytes, const char *what);
+void sf_data_free(void *p, size_t bytes);
+
+#endif

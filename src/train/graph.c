@@ -1,0 +1,384 @@
+/* Building and tearing down the training-step task graph's data (scaffold/graph.h): the slab plan
+ * (boundaries fixed at the bottleneck and scaled per level), every activation and gradient tensor,
+ * the GroupNorm/loss/Dice partial sums, and vector handles on slices of the parameter, gradient and
+ * Adam arenas. Everything is allocated here once, so a step allocates nothing. */
+#include <starpu.h>
+#include <string.h>
+
+#include "graph_internal.h"
+#include "scaffold/common.h"
+#include "scaffold/ops.h"
+
+const sf_topt sf_graph_opt_load = {.prio = 2};
+const sf_topt sf_graph_opt_crit = {.prio = 1};
+const sf_topt sf_graph_opt_low = {.prio = 0};
+
+int sf_graph_auto_slabs(int coarse_edge, int nworkers, int deterministic)
+{
+  int cap = coarse_edge < SF_MAX_SLABS ? coarse_edge : SF_MAX_SLABS;
+  int s = 1;
+  if (deterministic)
+    s = 4; /* independent of the worker count, so the results are too */
+  else if (nworkers > 1)
+    while (s < 2 * nworkers) s *= 2; /* >= 2 slabs per worker; a power of two divides the 2^b edge evenly,
+                                      * so the slab tasks between two GroupNorm reductions are balanced */
+  if (s > cap) s = cap;
+  return s < 1 ? 1 : s;
+}
+
+static int fail(char *err, size_t errlen, const char *msg)
+{
+  if (err && errlen) snprintf(err, errlen, "%s", msg);
+  return -1;
+}
+
+static int param(const sf_graph *g, const char *fmt, int k, const char *suffix)
+{
+  char name[96], prefix[48];
+  snprintf(prefix, sizeof prefix, fmt, k);
+  snprintf(name, sizeof name, "%s%s", prefix, suffix);
+  int i = sf_unet_find_param(g->u, name);
+  if (i < 0) SF_ABORT("U-Net parameter %s is missing from the table", name);
+  return i;
+}
+
+/* A float activation tensor of C channels at level i. */
+static void act(sf_graph *g, sf_tensor *t, const char *name, int level, int C)
+{
+  int e = g->u->edge[level];
+  sf_tensor_init(t, name, e, e, e, C, sizeof(float), g->S, g->d0[level]);
+  g->bytes += (size_t)e * e * e * C * sizeof(float);
+}
+
+static void gn_init(sf_graph *g, gn_layer *n, int level, int C, int gamma, int beta)
+{
+  const int G = g->G, S = g->S;
+  size_t e = (size_t)g->u->edge[level];
+  n->gamma = gamma;
+  n->beta = beta;
+  n->C = C;
+  n->ntotal = e * e * e;
+  size_t bw = (size_t)2 * G + 2 * (size_t)C;
+  n->mem_len = (size_t)(S + 1) * 2 * G + (size_t)(S + 1) * bw;
+  n->mem = sf_data_alloc(n->mem_len * sizeof(double), "GroupNorm partial sums");
+  g->bytes += n->mem_len * sizeof(double);
+  double *p = n->mem;
+  for (int k = 0; k < S; k++, p += 2 * G) n->stat_part[k] = sf_vector_register(p, 2 * G, sizeof(double), "gn.stat_part");
+  n->stats = sf_vector_register(p, 2 * G, sizeof(double), "gn.stats");
+  p += 2 * G;
+  for (int k = 0; k < S; k++, p += bw) n->bwd_part[k] = sf_vector_register(p, bw, sizeof(double), "gn.bwd_part");
+  n->bwd_sum = sf_vector_register(p, bw, sizeof(double), "gn.bwd_sum");
+}
+
+static void gn_free(const sf_graph *g, gn_layer *n)
+{
+  if (!n->mem) return;
+  for (int k = 0; k < g->S; k++) {
+    sf_handle_unregister(n->stat_part[k]);
+    sf_handle_unregister(n->bwd_part[k]);
+  }
+  sf_handle_unregister(n->stats);
+  sf_handle_unregister(n->bwd_sum);
+  sf_data_free(n->mem, n->mem_len * sizeof(double));
+  n->mem = NULL;
+}
+
+/* A DoubleConv block; fmt/k name its parameters (model.h), tag names its tensors. */
+static void block_init(sf_graph *g, dconv_block *b, const char *tag, int level, int cin, int cout, const char *fmt,
+                       int k)
+{
+  char n[48];
+  b->level = level;
+  b->cin = cin;
+  b->cout = cout;
+  b->w_a = param(g, fmt, k, ".double_conv.0.weight");
+  b->w_b = param(g, fmt, k, ".double_conv.3.weight");
+  gn_init(g, &b->gn_a, level, cout, param(g, fmt, k, ".double_conv.1.weight"), param(g, fmt, k, ".double_conv.1.bias"));
+  gn_init(g, &b->gn_b, level, cout, param(g, fmt, k, ".double_conv.4.weight"), param(g, fmt, k, ".double_conv.4.bias"));
+  snprintf(n, sizeof n, "%s.pre_a", tag);
+  act(g, &b->pre_a, n, level, cout);
+  snprintf(n, sizeof n, "%s.act_a", tag);
+  act(g, &b->act_a, n, level, cout);
+  snprintf(n, sizeof n, "%s.pre_b", tag);
+  act(g, &b->pre_b, n, level, cout);
+  snprintf(n, sizeof n, "%s.out", tag);
+  act(g, &b->out, n, level, cout);
+}
+
+static void block_free(const sf_graph *g, dconv_block *b)
+{
+  gn_free(g, &b->gn_a);
+  gn_free(g, &b->gn_b);
+  sf_tensor_destroy(&b->pre_a);
+  sf_tensor_destroy(&b->act_a);
+  sf_tensor_destroy(&b->pre_b);
+  sf_tensor_destroy(&b->out);
+}
+
+static void params_init(sf_graph *g, float *params)
+{
+  const sf_unet *u = g->u;
+  const int P = u->nparams, S = g->S;
+  g->P = P;
+  g->total = u->total_params;
+  g->params = params;
+  size_t ab = g->total * sizeof(float);
+  g->grads = sf_data_alloc(ab, "gradients");
+  g->m = sf_data_alloc(ab, "Adam first moments");
+  g->v = sf_data_alloc(ab, "Adam second moments");
+  g->bytes += 3 * ab;
+  g->hp = sf_calloc((size_t)P, sizeof(sf_handle), "parameter handles");
+  g->hg = sf_calloc((size_t)P, sizeof(sf_handle), "gradient handles");
+  g->hm = sf_calloc((size_t)P, sizeof(sf_handle), "Adam handles");
+  g->hv = sf_calloc((size_t)P, sizeof(sf_handle), "Adam handles");
+  g->hsumsq = sf_calloc((size_t)P, sizeof(sf_handle), "norm handles");
+  g->slab_grad = sf_calloc((size_t)P, 1, "gradient kinds");
+  g->sumsq_buf = sf_data_alloc((size_t)P * sizeof(double), "gradient norm partials");
+  for (int p = 0; p < P; p++) {
+    const sf_param_desc *d = &u->params[p];
+    g->hp[p] = sf_vector_register(params + d->offset, d->numel, sizeof(float), d->name);
+    g->hg[p] = sf_vector_register(g->grads + d->offset, d->numel, sizeof(float), "grad");
+    g->hm[p] = sf_vector_register(g->m + d->offset, d->numel, sizeof(float), "adam.m");
+    g->hv[p] = sf_vector_register(g->v + d->offset, d->numel, sizeof(float), "adam.v");
+    g->hsumsq[p] = sf_vector_register(g->sumsq_buf + p, 1, sizeof(double), "grad.sumsq");
+    g->slab_grad[p] = d->kind != SF_PARAM_GN_GAMMA && d->kind != SF_PARAM_GN_BETA;
+  }
+  g->clip = sf_vector_register(g->clip_buf, 2, sizeof(double), "grad.clip");
+  if (g->deterministic) {
+    g->gpart = sf_data_alloc((size_t)S * ab, "per-slab gradient partials");
+    g->bytes += (size_t)S * ab;
+    g->hgp = sf_calloc((size_t)S * P, sizeof(sf_handle), "gradient partial handles");
+    for (int k = 0; k < S; k++)
+      for (int p = 0; p < P; p++)
+        if (g->slab_grad[p]) {
+          const sf_param_desc *d = &u->params[p];
+          g->hgp[(size_t)k * P + p] =
+              sf_vector_register(g->gpart + (size_t)k * g->total + d->offset, d->numel, sizeof(float), "grad.part");
+        }
+  }
+}
+
+static void params_free(sf_graph *g)
+{
+  const int P = g->P, S = g->S;
+  if (!g->hp) return;
+  for (int p = 0; p < P; p++) {
+    sf_handle_unregister(g->hp[p]);
+    sf_handle_unregister(g->hg[p]);
+    sf_handle_unregister(g->hm[p]);
+    sf_handle_unregister(g->hv[p]);
+    sf_handle_unregister(g->hsumsq[p]);
+  }
+  sf_handle_unregister(g->clip);
+  if (g->hgp) {
+    for (size_t i = 0; i < (size_t)S * P; i++) sf_handle_unregister(g->hgp[i]);
+    sf_data_free(g->gpart, (size_t)S * g->total * sizeof(float));
+    free(g->hgp);
+  }
+  size_t ab = g->total * sizeof(float);
+  sf_data_free(g->grads, ab);
+  sf_data_free(g->m, ab);
+  sf_data_free(g->v, ab);
+  sf_data_free(g->sumsq_buf, (size_t)P * sizeof(double));
+  free(g->hp);
+  free(g->hg);
+  free(g->hm);
+  free(g->hv);
+  free(g->hsumsq);
+  free(g->slab_grad);
+  g->hp = NULL;
+}
+
+static void loss_init(sf_graph *g)
+{
+  const int S = g->S, K = g->K, NL = SF_LOSS_NACC(K), ND = 3 * K;
+  g->small_len = (size_t)(S + 1) * (NL + ND);
+  g->small = sf_data_alloc(g->small_len * sizeof(double), "loss partial sums");
+  double *p = g->small;
+  for (int k = 0; k < S; k++, p += NL) g->loss_part[k] = sf_vector_register(p, NL, sizeof(double), "loss.part");
+  g->loss_acc_buf = p;
+  g->loss_acc = sf_vector_register(p, NL, sizeof(double), "loss.acc");
+  p += NL;
+  for (int k = 0; k < S; k++, p += ND) g->dice_part[k] = sf_vector_register(p, ND, sizeof(double), "dice.part");
+  g->dice_acc_buf = p;
+  g->dice_acc = sf_vector_register(p, ND, sizeof(double), "dice.acc");
+  g->cw_buf = sf_data_alloc((size_t)K * sizeof(float), "class weights");
+  g->cw = sf_vector_register(g->cw_buf, K, sizeof(float), "class_weights");
+}
+
+static void loss_free(sf_graph *g)
+{
+  if (!g->small) return;
+  for (int k = 0; k < g->S; k++) {
+    sf_handle_unregister(g->loss_part[k]);
+    sf_handle_unregister(g->dice_part[k]);
+  }
+  sf_handle_unregister(g->loss_acc);
+  sf_handle_unregister(g->dice_acc);
+  sf_handle_unregister(g->cw);
+  sf_data_free(g->small, g->small_len * sizeof(double));
+  sf_data_free(g->cw_buf, (size_t)g->K * sizeof(float));
+  g->small = NULL;
+}
+
+sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, char *err, size_t errlen)
+{
+  char msg[512];
+  if (!starpu_is_initialized()) {
+    fail(err, errlen, "sf_graph_create: StarPU is not running (call sf_runtime_init first)");
+    return NULL;
+  }
+  if (!c->optimizer || strcmp(c->optimizer, "ADAM") != 0) {
+    snprintf(msg, sizeof msg,
+             "config key 'optimizer': '%s' is not supported by the StarPU training graph (expected ADAM)",
+             c->optimizer ? c->optimizer : "(null)");
+    fail(err, errlen, msg);
+    return NULL;
+  }
+  const int L = u->levels, coarse = u->edge[L];
+  const int cap = coarse < SF_MAX_SLABS ? coarse : SF_MAX_SLABS;
+  int S = (int)c->slabs;
+  if (c->slabs < 0 || c->slabs > cap) {
+    snprintf(msg, sizeof msg,
+             "config key 'slabs': %ld depth slabs requested, expected 0 (automatic) or 1..%d (the bottleneck edge "
+             "is %d planes; at most %d slabs)",
+             c->slabs, cap, coarse, SF_MAX_SLABS);
+    fail(err, errlen, msg);
+    return NULL;
+  }
+  if (S == 0) S = sf_graph_auto_slabs(coarse, (int)starpu_worker_get_count(), c->more_determinism != 0);
+
+  sf_graph *g = sf_calloc(1, sizeof *g, "task graph");
+  g->u = u;
+  g->L = L;
+  g->S = S;
+  g->K = u->n_classes;
+  g->G = u->groups;
+  g->cin0 = u->in_channels;
+  g->deterministic = c->more_determinism != 0;
+  for (int i = 0; i <= L; i++) sf_slab_bounds(g->d0[i], S, coarse, 1 << (L - i));
+
+  const int *ch = u->channels;
+  const int G0 = u->edge[0];
+  sf_tensor_init(&g->in, "input", G0, G0, G0, g->cin0, sizeof(float), S, g->d0[0]);
+  sf_tensor_init(&g->lab, "labels", G0, G0, G0, 1, sizeof(uint16_t), S, g->d0[0]);
+  g->bytes += (size_t)G0 * G0 * G0 * (g->cin0 * sizeof(float) + sizeof(uint16_t));
+  act(g, &g->logits, "logits", 0, g->K);
+  act(g, &g->g_logits, "g.logits", 0, g->K);
+
+  char tag[48];
+  block_init(g, &g->enc[0], "inc", 0, g->cin0, ch[0], "inc", 0);
+  for (int i = 1; i <= L; i++) {
+    snprintf(tag, sizeof tag, "down%d", i);
+    block_init(g, &g->enc[i], tag, i, ch[i - 1], ch[i], "down%d.maxpool_conv.1", i);
+    snprintf(tag, sizeof tag, "down%d.pool", i);
+    act(g, &g->pool[i], tag, i, ch[i - 1]);
+    int e = u->edge[i];
+    snprintf(tag, sizeof tag, "down%d.argmax", i);
+    sf_tensor_init(&g->pidx[i], tag, e, e, e, ch[i - 1], 1, S, g->d0[i]);
+    g->bytes += (size_t)e * e * e * ch[i - 1];
+    snprintf(tag, sizeof tag, "g.down%d.pool", i);
+    act(g, &g->g_pool[i], tag, i, ch[i - 1]);
+  }
+  for (int i = 0; i < L; i++) { /* dec[i]: the Up numbered L-i (up1 is the deepest) */
+    int k = L - i;
+    snprintf(tag, sizeof tag, "up%d", k);
+    block_init(g, &g->dec[i], tag, i, ch[i + 1], ch[i], "up%d.conv", k);
+    g->up_w[i] = param(g, "up%d", k, ".up.weight");
+    g->up_b[i] = param(g, "up%d", k, ".up.bias");
+    snprintf(tag, sizeof tag, "up%d.up", k);
+    act(g, &g->up[i], tag, i, ch[i]);
+    snprintf(tag, sizeof tag, "up%d.cat", k);
+    act(g, &g->cat[i], tag, i, 2 * ch[i]);
+    snprintf(tag, sizeof tag, "g.up%d.cat", k);
+    act(g, &g->g_cat[i], tag, i, 2 * ch[i]);
+    snprintf(tag, sizeof tag, "g.up%d.skip", k);
+    act(g, &g->g_skip[i], tag, i, ch[i]);
+    snprintf(tag, sizeof tag, "g.up%d.up", k);
+    act(g, &g->g_up[i], tag, i, ch[i]);
+  }
+  g->out_w = sf_unet_find_param(u, "outc.conv.weight");
+  g->out_b = sf_unet_find_param(u, "outc.conv.bias");
+  SF_ASSERT(g->out_w >= 0 && g->out_b >= 0);
+  for (int i = 0; i <= L; i++) {
+    snprintf(tag, sizeof tag, "g.L%d.out", i);
+    act(g, &g->g_out[i], tag, i, ch[i]);
+    snprintf(tag, sizeof tag, "g.L%d.pre_b", i);
+    act(g, &g->g_pre_b[i], tag, i, ch[i]);
+    snprintf(tag, sizeof tag, "g.L%d.act_a", i);
+    act(g, &g->g_act_a[i], tag, i, ch[i]);
+    snprintf(tag, sizeof tag, "g.L%d.pre_a", i);
+    act(g, &g->g_pre_a[i], tag, i, ch[i]);
+  }
+  loss_init(g);
+  params_init(g, params);
+  return g;
+}
+
+void sf_graph_destroy(sf_graph *g)
+{
+  if (!g) return;
+  starpu_task_wait_for_all();
+  sf_tensor_destroy(&g->in);
+  sf_tensor_destroy(&g->lab);
+  sf_tensor_destroy(&g->logits);
+  sf_tensor_destroy(&g->g_logits);
+  for (int i = 0; i <= g->L; i++) {
+    block_free(g, &g->enc[i]);
+    sf_tensor_destroy(&g->pool[i]);
+    sf_tensor_destroy(&g->pidx[i]);
+    sf_tensor_destroy(&g->g_pool[i]);
+    sf_tensor_destroy(&g->g_out[i]);
+    sf_tensor_destroy(&g->g_pre_b[i]);
+    sf_tensor_destroy(&g->g_act_a[i]);
+    sf_tensor_destroy(&g->g_pre_a[i]);
+  }
+  for (int i = 0; i < g->L; i++) {
+    block_free(g, &g->dec[i]);
+    sf_tensor_destroy(&g->up[i]);
+    sf_tensor_destroy(&g->cat[i]);
+    sf_tensor_destroy(&g->g_cat[i]);
+    sf_tensor_destroy(&g->g_skip[i]);
+    sf_tensor_destroy(&g->g_up[i]);
+  }
+  loss_free(g);
+  params_free(g);
+  free(g);
+}
+
+void sf_graph_acquire_state(sf_graph *g, int write)
+{
+  for (int p = 0; p < g->P; p++) {
+    sf_handle_acquire(g->hp[p], write);
+    sf_handle_acquire(g->hg[p], write);
+    sf_handle_acquire(g->hm[p], write);
+    sf_handle_acquire(g->hv[p], write);
+  }
+}
+
+void sf_graph_release_state(sf_graph *g)
+{
+  for (int p = 0; p < g->P; p++) {
+    sf_handle_release(g->hp[p]);
+    sf_handle_release(g->hg[p]);
+    sf_handle_release(g->hm[p]);
+    sf_handle_release(g->hv[p]);
+  }
+}
+
+float *sf_graph_params(sf_graph *g) { return g->params; }
+float *sf_graph_grads(sf_graph *g) { return g->grads; }
+float *sf_graph_adam_m(sf_graph *g) { return g->m; }
+float *sf_graph_adam_v(sf_graph *g) { return g->v; }
+double sf_graph_last_grad_norm(const sf_graph *g) { return g->last_norm; }
+double sf_graph_step_flops(const sf_graph *g) { return g->step_flops; }
+int sf_graph_nslabs(const sf_graph *g) { return g->S; }
+
+void sf_graph_describe(const sf_graph *g, char *buf, size_t len)
+{
+  snprintf(buf, len, "task graph: %d depth slabs (bottleneck edge %d), %ld tasks/step, %.1f MiB allocated, "
+                     "weight gradients %s",
+           g->S, g->u->edge[g->L], g->tasks_per_step, (double)g->bytes / (1 << 20),
+           g->deterministic ? "by per-slab partials summed in slab order (more_determinism)"
+                            : "accumulated in any order (RW|COMMUTE)");
+}

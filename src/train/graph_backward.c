@@ -1,0 +1,114 @@
+/* The loss, the U-Net backward pass and the optimizer as tasks: the forward list of
+ * graph_forward.c in reverse, then gradient clipping and Adam (spec §6.1). Weight gradients get one
+ * contribution per slab: RW|COMMUTE into the gradient (zeroed first), or under more_determinism a
+ * per-slab partial (W) summed in slab order, so the result is bitwise the same whatever the
+ * scheduler and the worker count. The gradients reaching an encoder output from its two consumers
+ * (the next Down's max-pool and the Up's skip concat) meet in the max-pool backward task. */
+#include "graph_internal.h"
+#include "scaffold/model.h"
+#include "scaffold/ops.h"
+
+#define CRIT (&sf_graph_opt_crit)
+#define LOW (&sf_graph_opt_low)
+#define PARAM(p) (g->hp[(p)])
+
+/* Where slab k's contribution to the gradient of parameter p goes. */
+static sf_accum grad_acc(const sf_graph *g) { return g->deterministic ? SF_ACC_PARTIAL : SF_ACC_COMMUTE; }
+static sf_handle grad_dst(const sf_graph *g, int p, int k)
+{
+  return g->deterministic ? g->hgp[(size_t)k * g->P + p] : g->hg[p];
+}
+
+void sf_graph_submit_loss(sf_graph *g)
+{
+  for (int k = 0; k < g->S; k++)
+    insert_task_loss_partial(CRIT, g->loss_part[k], g->logits.slab[k], g->lab.slab[k], g->cw, g->K);
+  insert_task_sum_d(CRIT, g->loss_acc, g->loss_part, g->S);
+}
+
+/* dx (may be NULL: no input gradient) and dW of y = conv3(x), from dy */
+static void conv3_backward(sf_graph *g, sf_tensor *dx, sf_tensor *dy, sf_tensor *x, int w, int cin, int cout)
+{
+  for (int k = 0; k < g->S; k++) {
+    if (dx)
+      insert_task_conv3d_backward_data(CRIT, dx->slab[k], sf_tensor_lo(dy, k), dy->slab[k], sf_tensor_hi(dy, k),
+                                       PARAM(w), x->H, x->W, cin, cout);
+    insert_task_conv3d_backward_weights(LOW, grad_acc(g), grad_dst(g, w, k), sf_tensor_lo(x, k), x->slab[k],
+                                        sf_tensor_hi(x, k), dy->slab[k], x->H, x->W, cin, cout);
+  }
+}
+
+/* dx of y = ReLU(GN(x)) from dy; dgamma, dbeta written */
+static void gn_relu_backward(sf_graph *g, sf_tensor *dx, sf_tensor *dy, sf_tensor *y, sf_tensor *x, gn_layer *n)
+{
+  for (int k = 0; k < g->S; k++)
+    insert_task_groupnorm_backward_stats(CRIT, n->bwd_part[k], dy->slab[k], y->slab[k], x->slab[k], n->stats,
+                                         PARAM(n->gamma), n->ntotal, n->C, g->G, SF_GN_EPS, 1);
+  insert_task_groupnorm_backward_reduce(CRIT, n->bwd_sum, g->hg[n->gamma], g->hg[n->beta], n->bwd_part, g->S, n->C,
+                                        g->G);
+  for (int k = 0; k < g->S; k++)
+    insert_task_groupnorm_backward_data(CRIT, dx->slab[k], dy->slab[k], y->slab[k], x->slab[k], n->stats, n->bwd_sum,
+                                        PARAM(n->gamma), n->ntotal, n->C, g->G, SF_GN_EPS, 1);
+}
+
+/* Backward of a DoubleConv at level l whose input was x: dy = gradient of b->out, dx (or NULL). */
+static void double_conv_backward(sf_graph *g, dconv_block *b, sf_tensor *x, sf_tensor *dx)
+{
+  const int l = b->level;
+  gn_relu_backward(g, &g->g_pre_b[l], &g->g_out[l], &b->out, &b->pre_b, &b->gn_b);
+  conv3_backward(g, &g->g_act_a[l], &g->g_pre_b[l], &b->act_a, b->w_b, b->cout, b->cout);
+  gn_relu_backward(g, &g->g_pre_a[l], &g->g_act_a[l], &b->act_a, &b->pre_a, &b->gn_a);
+  conv3_backward(g, dx, &g->g_pre_a[l], x, b->w_a, b->cin, b->cout);
+}
+
+void sf_graph_submit_backward(sf_graph *g)
+{
+  const int L = g->L, S = g->S;
+  const int *ch = g->u->channels;
+  if (!g->deterministic) /* COMMUTE accumulation needs zeroed gradients */
+    for (int p = 0; p < g->P; p++)
+      if (g->slab_grad[p]) insert_task_zero(LOW, g->hg[p]);
+
+  for (int k = 0; k < S; k++)
+    insert_task_loss_backward(CRIT, g->g_logits.slab[k], g->logits.slab[k], g->lab.slab[k], g->cw, g->loss_acc, g->K,
+                              1.0f);
+  for (int k = 0; k < S; k++) {
+    insert_task_conv1_backward_data(CRIT, g->g_out[0].slab[k], g->g_logits.slab[k], PARAM(g->out_w), ch[0], g->K);
+    insert_task_conv1_backward_weights(LOW, grad_acc(g), grad_dst(g, g->out_w, k), grad_dst(g, g->out_b, k),
+                                       g->dec[0].out.slab[k], g->g_logits.slab[k], ch[0], g->K);
+  }
+  for (int i = 0; i < L; i++) { /* decoder, shallowest first */
+    sf_tensor *deep = i + 1 == L ? &g->enc[L].out : &g->dec[i + 1].out;
+    double_conv_backward(g, &g->dec[i], &g->cat[i], &g->g_cat[i]);
+    for (int k = 0; k < S; k++) {
+      insert_task_concat_backward(CRIT, g->g_skip[i].slab[k], g->g_up[i].slab[k], g->g_cat[i].slab[k], ch[i], ch[i]);
+      insert_task_upconv3d_backward_data(CRIT, g->g_out[i + 1].slab[k], g->g_up[i].slab[k], PARAM(g->up_w[i]),
+                                         ch[i + 1], ch[i]);
+      insert_task_upconv3d_backward_weights(LOW, grad_acc(g), grad_dst(g, g->up_w[i], k), grad_dst(g, g->up_b[i], k),
+                                            deep->slab[k], g->g_up[i].slab[k], ch[i + 1], ch[i]);
+    }
+  }
+  for (int i = L; i >= 0; i--) { /* encoder, deepest first */
+    double_conv_backward(g, &g->enc[i], i ? &g->pool[i] : &g->in, i ? &g->g_pool[i] : NULL);
+    if (i > 0)
+      for (int k = 0; k < S; k++)
+        insert_task_maxpool3d_backward(CRIT, g->g_out[i - 1].slab[k], g->g_pool[i].slab[k], g->pidx[i].slab[k],
+                                       g->g_skip[i - 1].slab[k], ch[i - 1]);
+  }
+  if (g->deterministic)
+    for (int p = 0; p < g->P; p++)
+      if (g->slab_grad[p]) {
+        sf_handle parts[SF_MAX_SLABS];
+        for (int k = 0; k < S; k++) parts[k] = g->hgp[(size_t)k * g->P + p];
+        insert_task_sum_f(LOW, g->hg[p], parts, S);
+      }
+}
+
+void sf_graph_submit_optimizer(sf_graph *g, double lr, long step)
+{
+  for (int p = 0; p < g->P; p++) insert_task_sumsq(LOW, g->hsumsq[p], g->hg[p]);
+  insert_task_clip_coef(LOW, g->clip, g->hsumsq, g->P, SF_CLIP_MAX_NORM);
+  for (int p = 0; p < g->P; p++)
+    insert_task_adam(LOW, g->hp[p], g->hm[p], g->hv[p], g->hg[p], g->clip, lr, SF_ADAM_BETA1, SF_ADAM_BETA2,
+                     SF_ADAM_EPS, step);
+}

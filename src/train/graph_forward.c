@@ -1,0 +1,58 @@
+/* The U-Net forward pass as tasks (spec §5.1): inc, Down 1..L (max-pool + DoubleConv), Up L..1
+ * (transposed conv, concat [skip, up], DoubleConv), OutConv. Each op is one task per depth slab;
+ * a GroupNorm is stats per slab -> one fixed-order reduction -> normalize(+ReLU) per slab. */
+#include "graph_internal.h"
+#include "scaffold/model.h"
+
+#define CRIT (&sf_graph_opt_crit)
+#define PARAM(p) (g->hp[(p)])
+
+/* y = conv3x3x3(x) per slab, with slabs k-1 and k+1 as halos. */
+static void conv3(sf_graph *g, sf_tensor *y, sf_tensor *x, int w, int cin, int cout)
+{
+  for (int k = 0; k < g->S; k++)
+    insert_task_conv3d_forward(CRIT, y->slab[k], sf_tensor_lo(x, k), x->slab[k], sf_tensor_hi(x, k), PARAM(w), x->H,
+                               x->W, cin, cout);
+}
+
+/* y = ReLU(GroupNorm(x)) with statistics over the whole volume */
+static void gn_relu(sf_graph *g, sf_tensor *y, sf_tensor *x, gn_layer *n)
+{
+  for (int k = 0; k < g->S; k++) insert_task_groupnorm_stats(CRIT, n->stat_part[k], x->slab[k], n->C, g->G);
+  insert_task_sum_d(CRIT, n->stats, n->stat_part, g->S);
+  for (int k = 0; k < g->S; k++)
+    insert_task_groupnorm_forward(CRIT, y->slab[k], x->slab[k], n->stats, PARAM(n->gamma), PARAM(n->beta), n->ntotal,
+                                  n->C, g->G, SF_GN_EPS, 1);
+}
+
+static void double_conv(sf_graph *g, dconv_block *b, sf_tensor *x)
+{
+  conv3(g, &b->pre_a, x, b->w_a, b->cin, b->cout);
+  gn_relu(g, &b->act_a, &b->pre_a, &b->gn_a);
+  conv3(g, &b->pre_b, &b->act_a, b->w_b, b->cout, b->cout);
+  gn_relu(g, &b->out, &b->pre_b, &b->gn_b);
+}
+
+void sf_graph_submit_forward(sf_graph *g)
+{
+  const int L = g->L, S = g->S;
+  const int *ch = g->u->channels;
+  double_conv(g, &g->enc[0], &g->in);
+  for (int i = 1; i <= L; i++) {
+    for (int k = 0; k < S; k++)
+      insert_task_maxpool3d_forward(CRIT, g->pool[i].slab[k], g->pidx[i].slab[k], g->enc[i - 1].out.slab[k], ch[i - 1]);
+    double_conv(g, &g->enc[i], &g->pool[i]);
+  }
+  for (int i = L - 1; i >= 0; i--) {
+    sf_tensor *deep = i + 1 == L ? &g->enc[L].out : &g->dec[i + 1].out;
+    for (int k = 0; k < S; k++) {
+      insert_task_upconv3d_forward(CRIT, g->up[i].slab[k], deep->slab[k], PARAM(g->up_w[i]), PARAM(g->up_b[i]),
+                                   ch[i + 1], ch[i]);
+      insert_task_concat_forward(CRIT, g->cat[i].slab[k], g->enc[i].out.slab[k], g->up[i].slab[k], ch[i], ch[i]);
+    }
+    double_conv(g, &g->dec[i], &g->cat[i]);
+  }
+  for (int k = 0; k < S; k++)
+    insert_task_conv1_forward(CRIT, g->logits.slab[k], g->dec[0].out.slab[k], PARAM(g->out_w), PARAM(g->out_b), ch[0],
+                              g->K);
+}

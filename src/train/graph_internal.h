@@ -1,0 +1,94 @@
+/* Private state of the training-step task graph (scaffold/graph.h), shared by graph.c (build,
+ * destroy, accessors), graph_forward.c, graph_backward.c and graph_step.c. Levels follow spec §5:
+ * level i has edge G/2^i and c_i channels; the encoder has blocks at 0..L, the decoder at 0..L-1
+ * (dec[i] is the DoubleConv of the Up that produces level i). */
+#ifndef SF_GRAPH_INTERNAL_H
+#define SF_GRAPH_INTERNAL_H
+
+#include "scaffold/graph.h"
+#include "scaffold/tasks.h"
+#include "scaffold/tensor.h"
+
+/* One GroupNorm layer: per-slab partial statistics and their fixed-order sums. */
+typedef struct {
+  int gamma, beta; /* parameter indices */
+  int C;
+  size_t ntotal;                     /* voxels of the level */
+  sf_handle stat_part[SF_MAX_SLABS]; /* (G,2) double, one per slab */
+  sf_handle stats;                   /* (G,2) reduced */
+  sf_handle bwd_part[SF_MAX_SLABS];  /* (2G+2C) double: [gsums, dgb] per slab */
+  sf_handle bwd_sum;                 /* (2G+2C) reduced */
+  double *mem;                       /* backing store of the above */
+  size_t mem_len;                    /* doubles */
+} gn_layer;
+
+/* conv3 -> GN+ReLU -> conv3 -> GN+ReLU at one level. */
+typedef struct {
+  int level, cin, cout;
+  int w_a, w_b;                    /* conv parameter indices */
+  gn_layer gn_a, gn_b;
+  sf_tensor pre_a, act_a, pre_b, out; /* conv a output, GN a output, conv b output, block output */
+} dconv_block;
+
+struct sf_graph {
+  const sf_unet *u;
+  int L, S, K, G, cin0;         /* levels, slabs, classes, GN groups, input channels */
+  int deterministic;            /* more_determinism: per-slab weight-gradient partials */
+  int d0[SF_MAX_LEVELS + 1][SF_MAX_SLABS + 1]; /* slab boundaries per level */
+
+  /* ---- activations ---- */
+  sf_tensor in, lab, logits;
+  dconv_block enc[SF_MAX_LEVELS + 1];
+  dconv_block dec[SF_MAX_LEVELS];
+  sf_tensor pool[SF_MAX_LEVELS + 1], pidx[SF_MAX_LEVELS + 1]; /* level i >= 1: maxpool of enc[i-1] */
+  sf_tensor up[SF_MAX_LEVELS], cat[SF_MAX_LEVELS];            /* level i < L: upconv output, concat */
+  int up_w[SF_MAX_LEVELS], up_b[SF_MAX_LEVELS];               /* Up producing level i */
+  int out_w, out_b;                                           /* OutConv */
+
+  /* ---- activation gradients (shared by the encoder and decoder block of a level) ---- */
+  sf_tensor g_out[SF_MAX_LEVELS + 1], g_pre_b[SF_MAX_LEVELS + 1], g_act_a[SF_MAX_LEVELS + 1],
+      g_pre_a[SF_MAX_LEVELS + 1];
+  sf_tensor g_cat[SF_MAX_LEVELS], g_skip[SF_MAX_LEVELS], g_up[SF_MAX_LEVELS];
+  sf_tensor g_pool[SF_MAX_LEVELS + 1];
+  sf_tensor g_logits;
+
+  /* ---- loss, Dice, class weights ---- */
+  double *small;                     /* backing store of the partials below */
+  size_t small_len;
+  sf_handle loss_part[SF_MAX_SLABS], loss_acc; /* SF_LOSS_NACC(K) */
+  sf_handle dice_part[SF_MAX_SLABS], dice_acc; /* (K,3) */
+  double *loss_acc_buf, *dice_acc_buf;
+  float *cw_buf;
+  sf_handle cw;
+
+  /* ---- parameters and optimizer state (arena layout of model.h) ---- */
+  int P;
+  float *params;                     /* caller's */
+  float *grads, *m, *v, *gpart;      /* ours; gpart = S arenas of per-slab partials (deterministic) */
+  size_t total;
+  sf_handle *hp, *hg, *hm, *hv;      /* P each */
+  sf_handle *hgp;                    /* S*P, [k*P + p]; NULL entries for params without slab terms */
+  unsigned char *slab_grad;          /* P: 1 if slabs contribute to this gradient (conv, upconv, outconv) */
+  double *sumsq_buf;                 /* P */
+  sf_handle *hsumsq;                 /* P */
+  double clip_buf[2];                /* [coefficient, norm] */
+  sf_handle clip;
+
+  double step_flops;
+  long tasks_per_step;
+  size_t bytes;                      /* allocated by the graph */
+  double last_norm;
+};
+
+/* graph_forward.c: forward of the whole network from g->in to g->logits. */
+void sf_graph_submit_forward(sf_graph *g);
+/* graph_backward.c: loss partials + reduction (always), loss backward, backward of the network
+ * into the gradient handles; then (optimizer != 0) clipping and Adam. */
+void sf_graph_submit_loss(sf_graph *g);
+void sf_graph_submit_backward(sf_graph *g);
+void sf_graph_submit_optimizer(sf_graph *g, double lr, long step);
+
+/* Priorities: the activation path (forward, dX) before weight gradients and the optimizer. */
+extern const sf_topt sf_graph_opt_crit, sf_graph_opt_low, sf_graph_opt_load;
+
+#endif

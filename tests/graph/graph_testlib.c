@@ -1,0 +1,228 @@
+/* Implementation of tests/graph/graph_testlib.h. */
+#include "graph_testlib.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "scaffold/common.h"
+#include "scaffold/config.h"
+#include "scaffold/graph.h"
+#include "scaffold/ops.h"
+#include "scaffold/rng.h"
+#include "scaffold/runtime.h"
+#include "testutil.h"
+
+static char *g_home;
+
+void gt_problem_init(gt_problem *p, int ps, int base, int K, int groups, uint64_t seed)
+{
+  char err[256];
+  memset(p, 0, sizeof *p);
+  if (sf_unet_build(&p->u, ps, 3, base, K, groups, err, sizeof err) != 0) SF_ABORT("sf_unet_build: %s", err);
+  p->params0 = sf_malloc(p->u.total_params * sizeof(float), "test parameters");
+  sf_unet_init_params(&p->u, p->params0, seed);
+  p->nvox = (size_t)p->u.edge[0] * p->u.edge[0] * p->u.edge[0];
+  /* class weights from sample 0: w0 = T/bg, w_fg = T/fg */
+  float *x = sf_malloc(p->nvox * 3 * sizeof(float), "sample");
+  uint16_t *lab = sf_malloc(p->nvox * sizeof(uint16_t), "labels");
+  gt_sample(p, 0, x, lab);
+  size_t bg = 0;
+  for (size_t i = 0; i < p->nvox; i++) bg += lab[i] == 0;
+  size_t fg = p->nvox - bg;
+  p->cw = sf_malloc((size_t)K * sizeof(float), "class weights");
+  for (int k = 0; k < K; k++)
+    p->cw[k] = (bg == 0 || fg == 0) ? 1.0f : (float)((double)p->nvox / (double)(k == 0 ? bg : fg));
+  free(x);
+  free(lab);
+}
+
+void gt_problem_free(gt_problem *p)
+{
+  free(p->params0);
+  free(p->cw);
+  sf_unet_free(&p->u);
+}
+
+void gt_sample(const gt_problem *p, int i, float *x, uint16_t *lab)
+{
+  const int G = p->u.edge[0], K = p->u.n_classes;
+  sf_rng r;
+  sf_rng_seed(&r, 1234, (uint64_t)i);
+  sf_rng_fill_uniform(x, p->nvox * 3, 0.0f, 1.0f, &r);
+  memset(lab, 0, p->nvox * sizeof(uint16_t));
+  for (int b = 0; b < 3; b++) { /* three boxes of edge G/4..G/2, classes 1..K-1 */
+    int cls = 1 + (int)sf_rng_below(&r, (uint64_t)(K - 1));
+    int e = G / 4 + (int)sf_rng_below(&r, (uint64_t)(G / 4 + 1));
+    int z0 = (int)sf_rng_below(&r, (uint64_t)(G - e + 1)), y0 = (int)sf_rng_below(&r, (uint64_t)(G - e + 1));
+    int x0 = (int)sf_rng_below(&r, (uint64_t)(G - e + 1));
+    for (int z = z0; z < z0 + e; z++)
+      for (int y = y0; y < y0 + e; y++)
+        for (int xx = x0; xx < x0 + e; xx++) {
+          size_t v = ((size_t)z * G + y) * G + xx;
+          lab[v] = (uint16_t)cls;
+          x[v * 3 + (cls % 3)] += 0.5f; /* a visible colour per class */
+        }
+  }
+}
+
+static sf_config g_cfg;
+static int g_cfg_live;
+
+void gt_runtime_start(const char *scheduler, int ncpu)
+{
+  if (!g_home) {
+    g_home = sf_test_tmpdir("graph-starpu-home");
+    setenv("STARPU_HOME", g_home, 1);
+  }
+  sf_config_init(&g_cfg);
+  g_cfg_live = 1;
+  if (scheduler) {
+    free(g_cfg.scheduler);
+    g_cfg.scheduler = sf_strdup(scheduler);
+  }
+  g_cfg.ncpu = ncpu;
+  sf_runtime_init(&g_cfg);
+}
+
+void gt_runtime_stop(void)
+{
+  sf_runtime_shutdown();
+  if (g_cfg_live) sf_config_free(&g_cfg);
+  g_cfg_live = 0;
+}
+
+void gt_cleanup(void)
+{
+  if (g_home) sf_rm_rf(g_home);
+  free(g_home);
+  g_home = NULL;
+}
+
+static void result_alloc(gt_result *r, size_t n)
+{
+  memset(r, 0, sizeof *r);
+  r->params = sf_calloc(n, sizeof(float), "result");
+  r->grads = sf_calloc(n, sizeof(float), "result");
+  r->m = sf_calloc(n, sizeof(float), "result");
+  r->v = sf_calloc(n, sizeof(float), "result");
+}
+
+void gt_result_free(gt_result *r)
+{
+  free(r->params);
+  free(r->grads);
+  free(r->m);
+  free(r->v);
+  memset(r, 0, sizeof *r);
+}
+
+void gt_run_graph(const gt_problem *p, int slabs, int determinism, int nsteps, double lr, gt_result *r)
+{
+  const size_t n = p->u.total_params;
+  SF_ASSERT(nsteps <= GT_MAX_STEPS);
+  result_alloc(r, n);
+  float *params = sf_malloc(n * sizeof(float), "graph parameters");
+  memcpy(params, p->params0, n * sizeof(float));
+  sf_config c;
+  sf_config_init(&c);
+  c.slabs = slabs;
+  c.more_determinism = determinism;
+  char err[512];
+  sf_graph *g = sf_graph_create(&p->u, &c, params, err, sizeof err);
+  if (!g) SF_ABORT("sf_graph_create: %s", err);
+  r->nslabs = sf_graph_nslabs(g);
+  float *x = sf_malloc(p->nvox * 3 * sizeof(float), "sample");
+  uint16_t *lab = sf_malloc(p->nvox * sizeof(uint16_t), "labels");
+  for (int s = 0; s < nsteps; s++) {
+    gt_sample(p, s, x, lab);
+    double t0 = sf_now();
+    sf_graph_train_step(g, x, lab, p->cw, lr, s + 1, r->out[s]);
+    r->step_s[s] = sf_now() - t0;
+  }
+  sf_graph_acquire_state(g, 0);
+  memcpy(r->params, sf_graph_params(g), n * sizeof(float));
+  memcpy(r->grads, sf_graph_grads(g), n * sizeof(float));
+  memcpy(r->m, sf_graph_adam_m(g), n * sizeof(float));
+  memcpy(r->v, sf_graph_adam_v(g), n * sizeof(float));
+  sf_graph_release_state(g);
+  sf_graph_destroy(g);
+  sf_config_free(&c);
+  free(params);
+  free(x);
+  free(lab);
+}
+
+void gt_run_ref(const gt_problem *p, int nsteps, double lr, gt_result *r)
+{
+  const size_t n = p->u.total_params;
+  result_alloc(r, n);
+  memcpy(r->params, p->params0, n * sizeof(float));
+  sf_unet_ref *ref = sf_unet_ref_create(&p->u);
+  float *x = sf_malloc(p->nvox * 3 * sizeof(float), "sample");
+  uint16_t *lab = sf_malloc(p->nvox * sizeof(uint16_t), "labels");
+  for (int s = 0; s < nsteps; s++) {
+    gt_sample(p, s, x, lab);
+    memset(r->grads, 0, n * sizeof(float));
+    double t0 = sf_now();
+    sf_unet_ref_train_step(ref, r->params, r->grads, x, lab, p->cw, r->out[s], 0);
+    double sumsq = 0;
+    for (int q = 0; q < p->u.nparams; q++) { /* per tensor, as the graph does */
+      double part = 0;
+      sf_sumsq_partial(&part, r->grads + p->u.params[q].offset, p->u.params[q].numel);
+      sumsq += part;
+    }
+    float coef = sf_clip_coef(sumsq, SF_CLIP_MAX_NORM);
+    for (int q = 0; q < p->u.nparams; q++) {
+      size_t o = p->u.params[q].offset;
+      sf_adam_step(r->params + o, r->m + o, r->v + o, r->grads + o, p->u.params[q].numel, lr, SF_ADAM_BETA1,
+                   SF_ADAM_BETA2, SF_ADAM_EPS, s + 1, coef);
+    }
+    r->step_s[s] = sf_now() - t0;
+  }
+  r->nslabs = 1;
+  sf_unet_ref_destroy(ref);
+  free(x);
+  free(lab);
+}
+
+static int same_bits(const char *name, const float *a, const float *b, size_t n)
+{
+  return sf_check_bitwise_f(name, a, b, n);
+}
+
+int gt_compare(const char *what, const gt_result *a, const gt_result *b, size_t n, int nsteps, double rtol)
+{
+  char name[160];
+  int ok = 1;
+  const char *names[4] = {"params", "m", "v", "grads"};
+  const float *xa[4] = {a->params, a->m, a->v, a->grads}, *xb[4] = {b->params, b->m, b->v, b->grads};
+  for (int i = 0; i < 4; i++) {
+    snprintf(name, sizeof name, "%s: %s", what, names[i]);
+    ok &= rtol == 0 ? same_bits(name, xa[i], xb[i], n) : sf_check_close_f(name, xa[i], xb[i], n, rtol);
+  }
+  for (int s = 0; s < nsteps; s++) {
+    snprintf(name, sizeof name, "%s: step %d [ce, dice, loss]", what, s + 1);
+    if (rtol == 0) {
+      int eq = memcmp(a->out[s], b->out[s], sizeof a->out[s]) == 0;
+      SF_CHECK(eq, "%s differ: %.17g %.17g %.17g vs %.17g %.17g %.17g", name, a->out[s][0], a->out[s][1],
+               a->out[s][2], b->out[s][0], b->out[s][1], b->out[s][2]);
+      ok &= eq;
+    } else {
+      ok &= sf_check_close_d(name, a->out[s], b->out[s], 3, rtol);
+    }
+  }
+  return ok;
+}
+
+size_t gt_rss_bytes(void)
+{
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  unsigned long size = 0, rss = 0;
+  if (fscanf(f, "%lu %lu", &size, &rss) != 2) rss = 0;
+  fclose(f);
+  return (size_t)rss * (size_t)sysconf(_SC_PAGESIZE);
+}

@@ -1,0 +1,55 @@
+/* Shared helpers of the task-graph tests (tests/graph): a small U-Net problem with deterministic
+ * samples, StarPU start/stop with a chosen scheduler and worker count (each process gets its own
+ * STARPU_HOME temp dir), N training steps through the graph, and the same N steps through the
+ * sequential reference (sf_unet_ref_train_step + clip + Adam). */
+#ifndef SF_GRAPH_TESTLIB_H
+#define SF_GRAPH_TESTLIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scaffold/model.h"
+
+#define GT_MAX_STEPS 32
+
+typedef struct {
+  sf_unet u;
+  float *params0; /* initial parameters */
+  size_t nvox;    /* G^3 */
+  float *cw;      /* (K) class weights of sample 0 (spec §6.2 rule) */
+} gt_problem;
+
+typedef struct {
+  float *params, *grads, *m, *v; /* after the last step */
+  double out[GT_MAX_STEPS][3];   /* ce, soft dice, loss per step */
+  double step_s[GT_MAX_STEPS];   /* wall time per step */
+  int nslabs;
+} gt_result;
+
+void gt_problem_init(gt_problem *p, int ps, int base, int K, int groups, uint64_t seed);
+void gt_problem_free(gt_problem *p);
+/* Sample i: x (G^3, 3) uniform in [0,1) plus a class-dependent offset inside a few boxes; labels
+ * (G^3) 0 outside the boxes, the box's class inside. Buffers are malloc'ed by the caller. */
+void gt_sample(const gt_problem *p, int i, float *x, uint16_t *lab);
+
+/* Start StarPU with scheduler (NULL = StarPU's default) and ncpu CPU workers (-1 = default). */
+void gt_runtime_start(const char *scheduler, int ncpu);
+void gt_runtime_stop(void);
+/* Remove the temporary STARPU_HOME (call at the end of main). */
+void gt_cleanup(void);
+
+/* nsteps training steps through the task graph (StarPU must be running), sample i at step i.
+ * slabs 0 = automatic. */
+void gt_run_graph(const gt_problem *p, int slabs, int determinism, int nsteps, double lr, gt_result *r);
+/* The same with the sequential reference network. */
+void gt_run_ref(const gt_problem *p, int nsteps, double lr, gt_result *r);
+void gt_result_free(gt_result *r);
+
+/* Compare two results: params, m, v, grads within rtol (relative to each array's max |value|), and
+ * the per-step losses within rtol. rtol 0 = bitwise. Returns 1 if equal enough. */
+int gt_compare(const char *what, const gt_result *a, const gt_result *b, size_t n, int nsteps, double rtol);
+
+/* Resident set size in bytes (from /proc/self/statm). */
+size_t gt_rss_bytes(void);
+
+#endif

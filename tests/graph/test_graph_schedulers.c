@@ -1,0 +1,77 @@
+/* The training step under every supported StarPU scheduler: eager, lws and dmda (3 slabs, 2 workers)
+ * match the sequential reference within 1e-5 after two steps; ws, dm, dmdas, modular-heft and the
+ * "heft" alias each run a step matching it too; an unknown scheduler name is refused with exit
+ * status 2 and a message naming it (runtime init, checked in a child process). */
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "graph_testlib.h"
+#include "scaffold/common.h"
+#include "testutil.h"
+
+static void check_unknown_scheduler(void)
+{
+  int fds[2];
+  if (pipe(fds) != 0) SF_ABORT("pipe failed");
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], 2);
+    close(fds[0]);
+    gt_runtime_start("no-such-policy", 1);
+    _exit(0); /* must not get here */
+  }
+  close(fds[1]);
+  char buf[4096] = "";
+  size_t len = 0;
+  ssize_t r;
+  while ((r = read(fds[0], buf + len, sizeof buf - 1 - len)) > 0) len += (size_t)r;
+  buf[len] = '\0';
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  SF_CHECK(code == 2, "unknown scheduler: exit status %d, expected 2 (stderr: %s)", code, buf);
+  SF_CHECK(strstr(buf, "no-such-policy") != NULL, "unknown scheduler: message does not name it: %s", buf);
+  printf("ok   unknown scheduler refused with status %d: %s", code, buf);
+}
+
+int main(void)
+{
+  check_unknown_scheduler();
+  gt_problem p;
+  gt_problem_init(&p, 4, 8, 4, 4, 11);
+  size_t n = p.u.total_params;
+  gt_result ref;
+  gt_run_ref(&p, 2, 1e-3, &ref);
+  const char *main_scheds[] = {"eager", "lws", "dmda"};
+  for (int i = 0; i < 3; i++) {
+    gt_runtime_start(main_scheds[i], 2);
+    gt_result r;
+    gt_run_graph(&p, 3, 0, 2, 1e-3, &r);
+    gt_runtime_stop();
+    char what[64];
+    snprintf(what, sizeof what, "%s (2 steps) vs reference", main_scheds[i]);
+    gt_compare(what, &r, &ref, n, 2, 1e-5);
+    gt_result_free(&r);
+  }
+  gt_result ref1;
+  gt_run_ref(&p, 1, 1e-3, &ref1);
+  const char *others[] = {"ws", "dm", "dmdas", "modular-heft", "heft"};
+  for (int i = 0; i < 5; i++) {
+    gt_runtime_start(others[i], 2);
+    gt_result r;
+    gt_run_graph(&p, 3, 0, 1, 1e-3, &r);
+    gt_runtime_stop();
+    char what[64];
+    snprintf(what, sizeof what, "%s (1 step) vs reference", others[i]);
+    gt_compare(what, &r, &ref1, n, 1, 1e-5);
+    gt_result_free(&r);
+  }
+  gt_result_free(&ref);
+  gt_result_free(&ref1);
+  gt_problem_free(&p);
+  gt_cleanup();
+  return sf_test_end();
+}
