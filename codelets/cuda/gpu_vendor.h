@@ -1,0 +1,35 @@
+/* GPU vendor header: the CUDA kernels in codelets/cuda/<op>.cu are written once against CUDA runtime
+ * names and compile for AMD GPUs with `hipcc -x hip -DSF_USE_HIP`, which maps those names to HIP here
+ * (the ggml vendors/hip.h pattern; STYLE-ANCHORS rule 10). Only the names the kernels use are mapped.
+ * BLAS names live in gpu_blas.h, so files without GEMMs build where hipBLAS is absent (Debian 12). */
+#ifndef SF_GPU_VENDOR_H
+#define SF_GPU_VENDOR_H
+
+#ifdef SF_USE_HIP
+#include <hip/hip_runtime.h>
+
+#define cudaStream_t hipStream_t
+#define cudaError_t hipError_t
+#define cudaSuccess hipSuccess
+#define cudaErrorNotSupported hipErrorNotSupported
+#define cudaGetLastError hipGetLastError
+#define cudaGetErrorString hipGetErrorString
+#define cudaGetDevice hipGetDevice
+#define cudaGetDeviceCount hipGetDeviceCount
+#define cudaDeviceGetAttribute hipDeviceGetAttribute
+#define cudaDevAttrMultiProcessorCount hipDeviceAttributeMultiprocessorCount
+#define cudaMalloc hipMalloc
+#define cudaFree hipFree
+#define cudaMallocAsync hipMallocAsync
+#define cudaFreeAsync hipFreeAsync
+#define cudaMemsetAsync hipMemsetAsync
+#define cudaMemcpyAsync hipMemcpyAsync
+#define cudaMemcpyDeviceToDevice hipMemcpyDeviceToDevice
+#define cudaStreamSynchronize hipStreamSynchronize
+#define SF_GPU_VENDOR "HIP"
+#else
+#include <cuda_runtime.h>
+#define SF_GPU_VENDOR "CUDA"
+#endif
+
+#endif
