@@ -413,7 +413,9 @@ void sf_format_double(double x, char *buf, size_t n)
   snprintf(buf, n, "%s", tmp);
 }
 
-/* Double-quoted YAML string with escapes for '"', '\\' and control characters. */
+/* Double-quoted YAML string with escapes for '"', '\\', control characters, and the characters a
+ * YAML reader would not give back as they are: the line breaks NEL, LS, PS (folded into spaces),
+ * C1 controls, U+FFFE/U+FFFF (refused) and U+FEFF. Values are UTF-8 (libyaml checks its input). */
 static char *quote_string(const char *s)
 {
   size_t n = strlen(s), k = 0;
@@ -427,10 +429,20 @@ static char *quote_string(const char *s)
     case '\t': out[k++] = '\\', out[k++] = 't'; break;
     case '\r': out[k++] = '\\', out[k++] = 'r'; break;
     default:
-      if (*p < 0x20 || *p == 0x7f)
+      if (*p < 0x20 || *p == 0x7f) {
         k += (size_t)sprintf(out + k, "\\x%02x", *p);
-      else
+      } else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) { /* U+0080..U+009F */
+        k += (size_t)(p[1] == 0x85 ? sprintf(out + k, "\\N") : sprintf(out + k, "\\x%02x", p[1]));
+        p++;
+      } else if (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9)) { /* U+2028, U+2029 */
+        k += (size_t)sprintf(out + k, "\\%c", p[2] == 0xa8 ? 'L' : 'P');
+        p += 2;
+      } else if (p[0] == 0xef && ((p[1] == 0xbf && p[2] >= 0xbe) || (p[1] == 0xbb && p[2] == 0xbf))) {
+        k += (size_t)sprintf(out + k, "\\u%s", p[1] == 0xbb ? "FEFF" : p[2] == 0xbe ? "FFFE" : "FFFF");
+        p += 2;
+      } else {
         out[k++] = (char)*p;
+      }
     }
   }
   out[k++] = '"';

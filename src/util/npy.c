@@ -260,7 +260,10 @@ static int parse_dict(const char *h, size_t n, const char *path, npy_header *hd,
   if (!found)
     return fail(err, errlen, "%s: unsupported dtype '%s' (expected <f4, <f8, <u2, <i8 or |u1)", path, descr);
   hd->count = 1;
-  for (int i = 0; i < hd->ndim; i++) hd->count *= hd->shape[i];
+  for (int i = 0; i < hd->ndim; i++)
+    if (__builtin_mul_overflow(hd->count, hd->shape[i], &hd->count))
+      return fail(err, errlen, "%s: .npy shape: the element count overflows (dimension %d is %zu)", path, i,
+                  hd->shape[i]);
   return 0;
 }
 
@@ -296,7 +299,11 @@ static int read_header(FILE *f, size_t fsize, const char *path, npy_header *hd, 
   free(h);
   if (rc) return rc;
   hd->data_offset = pre_len + hlen;
-  size_t want = hd->data_offset + hd->count * dtype_size(hd->dtype);
+  size_t want;
+  if (__builtin_mul_overflow(hd->count, dtype_size(hd->dtype), &want) ||
+      __builtin_add_overflow(want, hd->data_offset, &want))
+    return fail(err, errlen, "%s: .npy shape of %zu elements of %s does not fit in memory", path, hd->count,
+                dtype_descr(hd->dtype));
   if (fsize != want)
     return fail(err, errlen, "%s: size %zu bytes but the header (shape %zu elements of %s) needs %zu%s", path, fsize,
                 hd->count, dtype_descr(hd->dtype), want, fsize < want ? " (truncated)" : " (trailing bytes)");
