@@ -67,6 +67,23 @@ else()
   set(SF_HAVE_CUDA_KERNELS ON)
   set(SF_CUDA_KERNELS_NOTE "sf_cuda_kernels, nvcc ${CMAKE_CUDA_COMPILER_VERSION}, archs ${CMAKE_CUDA_ARCHITECTURES}, cuDNN engine: ${_sf_cudnn}")
 
+  # CUDA workers: with a CUDA-enabled StarPU, sf_core gets the codelets' CUDA wrappers
+  # (codelets/cuda_glue/, compiled under SF_HAVE_CUDA_CODELETS) and links the kernels. The archive is
+  # linked by file, not as a target, so that sf_core's consumers (defined before this file, without
+  # CUDA_ARCHITECTURES) stay C executables; cudart/cuBLAS/cuDNN and libstdc++ come along explicitly.
+  if(SF_STARPU_HAS_CUDA)
+    target_compile_definitions(sf_core PUBLIC SF_HAVE_CUDA_CODELETS=1)
+    add_dependencies(sf_core sf_cuda_kernels)
+    target_link_libraries(sf_core PUBLIC $<TARGET_FILE:sf_cuda_kernels> CUDA::cudart CUDA::cublas)
+    if(_sf_cudnn)
+      target_link_libraries(sf_core PUBLIC ${SF_CUDNN_LIBRARY})
+    endif()
+    target_link_libraries(sf_core PUBLIC stdc++)
+    set(SF_CUDA_KERNELS_NOTE "${SF_CUDA_KERNELS_NOTE}; CUDA codelets ON (sf_core links them)")
+  else()
+    set(SF_CUDA_KERNELS_NOTE "${SF_CUDA_KERNELS_NOTE}; CUDA codelets off (StarPU built without CUDA)")
+  endif()
+
   # The GPU-vs-CPU check (and --bench); links the CPU references of sf_kernels, not StarPU.
   add_executable(gpu_kernels_check ${CMAKE_SOURCE_DIR}/tests/gpu/gpu_kernels_check.c)
   target_link_libraries(gpu_kernels_check PRIVATE sf_cuda_kernels sf_kernels)

@@ -8,6 +8,7 @@
 #include <starpu.h>
 #include <stdint.h>
 
+#include "scaffold/codelets_cuda.h"
 #include "scaffold/common.h"
 #include "scaffold/tasks.h"
 
@@ -17,7 +18,7 @@
  * StarPU without CUDA (Debian's) the cuda argument is dropped, so it may name a function that is
  * only compiled with CUDA. */
 #define SF_NONE NULL
-#ifdef STARPU_USE_CUDA
+#if defined(STARPU_USE_CUDA) && defined(SF_HAVE_CUDA_CODELETS) /* kernels linked: cmake/Cuda.cmake */
 #define SF_CL_CUDA_(f) .cuda_funcs = {f}, .cuda_flags = {STARPU_CUDA_ASYNC},
 #else
 #define SF_CL_CUDA_(f)

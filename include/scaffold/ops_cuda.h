@@ -117,6 +117,22 @@ void sf_cuda_adam_step(sf_gpu_stream_t s, float *w, float *m, float *v, const fl
                        double beta1, double beta2, double eps, long step, float grad_scale,
                        const double *total_sumsq, float max_norm);
 
+/* ---- step glue (codelets/cuda/step_glue.cu): what the StarPU codelets need beyond ops.h ----
+ * parts: a HOST array of nparts DEVICE pointers. Sums run left to right in part order, like the CPU
+ * codelets (codelets/reduce.c), so results are bitwise the CPU ones. */
+/* out: (n) written = parts[0] + parts[1] + ... */
+void sf_cuda_sum_parts_f(sf_gpu_stream_t s, float *out, const float *const *parts, int nparts, size_t n);
+void sf_cuda_sum_parts_d(sf_gpu_stream_t s, double *out, const double *const *parts, int nparts, size_t n);
+/* y: (n) += x: (n) */
+void sf_cuda_add_f(sf_gpu_stream_t s, float *y, const float *x, size_t n);
+/* clip: (2) doubles written = [sf_clip_coef(total, max_norm), sqrt(total)], total = 0 + *parts[0] + ...
+ * (each part one double: a per-tensor sum of squares) */
+void sf_cuda_clip_coef(sf_gpu_stream_t s, double *clip, const double *const *parts, int nparts, float max_norm);
+/* sf_adam_step with grad_scale = (float)*coef read on the device (the clip task's coefficient), or 1
+ * when coef is NULL. Uses the calling thread's workspace for the scaled gradient. */
+void sf_cuda_adam_step_coef(sf_gpu_stream_t s, float *w, float *m, float *v, const float *g, size_t n, double lr,
+                            double beta1, double beta2, double eps, long step, const double *coef);
+
 #ifdef __cplusplus
 }
 #endif

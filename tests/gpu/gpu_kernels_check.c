@@ -10,6 +10,8 @@
  *                                bf16, cuBLAS (im2col + GEMM) and cuDNN when built with it, then a
  *                                cuBLAS-vs-cuDNN summary; stops starting new shapes after SECONDS
  *                                (default 150)
+ * The launchers of step_glue.cu (fixed-order sums, add, clip, Adam with a device coefficient) are
+ * checked bitwise against the CPU order where the StarPU codelets need it.
  * The same source builds gpu_kernels_emu against tests/gpu/emu (CUDA emulated on the CPU), where it
  * runs in CI with small blocks and chunk budgets (see cmake/Cuda.cmake). */
 #include <cuda_runtime_api.h>
@@ -492,6 +494,65 @@ static void check_optim(size_t n)
   free(g), free(w), free(m), free(v);
 }
 
+/* ---- step glue (step_glue.cu): fixed-order sums, add, clip coefficient, Adam with a device coef ---- */
+
+static void check_step_glue(size_t n, int nparts)
+{
+  char shape[48];
+  snprintf(shape, sizeof shape, "n%zu, %d parts", n, nparts);
+  float **hp = xmalloc((size_t)nparts * sizeof(float *)), **dp = xmalloc((size_t)nparts * sizeof(float *));
+  double **hd = xmalloc((size_t)nparts * sizeof(double *)), **dd = xmalloc((size_t)nparts * sizeof(double *));
+  for (int k = 0; k < nparts; k++) {
+    hp[k] = hrand(n, -1, 1);
+    dp[k] = dupf(hp[k], n);
+    hd[k] = xmalloc(n * sizeof(double));
+    for (size_t i = 0; i < n; i++) hd[k][i] = (double)hp[k][i] * 1e-3 + (double)k;
+    dd[k] = dupd(hd[k], n);
+  }
+  /* the CPU order of codelets/reduce.c: out = p0, then out += pk */
+  float *sf = xmalloc(n * sizeof(float));
+  double *sd = xmalloc(n * sizeof(double));
+  memcpy(sf, hp[0], n * sizeof(float));
+  memcpy(sd, hd[0], n * sizeof(double));
+  for (int k = 1; k < nparts; k++)
+    for (size_t i = 0; i < n; i++) sf[i] += hp[k][i], sd[i] += hd[k][i];
+  float *dsf = dev_garbage(n * sizeof(float));
+  double *dsd = dev_garbage(n * sizeof(double));
+  sf_cuda_sum_parts_f(g_s, dsf, (const float *const *)dp, nparts, n);
+  sf_cuda_sum_parts_d(g_s, dsd, (const double *const *)dd, nparts, n);
+  cmp_f("sum_parts_f", "part order", shape, dsf, sf, n, 0.0);
+  cmp_d("sum_parts_d", "part order", shape, dsd, sd, n, 0.0);
+
+  for (size_t i = 0; i < n; i++) sf[i] += hp[nparts - 1][i];
+  sf_cuda_add_f(g_s, dsf, dp[nparts - 1], n);
+  cmp_f("add_f", "fp32", shape, dsf, sf, n, 0.0);
+
+  /* clip: one double per part (sums of squares), total in part order, then sf_clip_coef */
+  double total = 0, want[2];
+  for (int k = 0; k < nparts; k++) total += hd[k][0] * hd[k][0];
+  for (int k = 0; k < nparts; k++) hd[k][0] = hd[k][0] * hd[k][0];
+  for (int k = 0; k < nparts; k++) CK(cudaMemcpy(dd[k], hd[k], sizeof(double), cudaMemcpyHostToDevice));
+  want[0] = sf_clip_coef(total, 1.0f);
+  want[1] = sqrt(total);
+  double *dclip = dev_garbage(2 * sizeof(double));
+  sf_cuda_clip_coef(g_s, dclip, (const double *const *)dd, nparts, 1.0f);
+  cmp_d("clip_coef", "[coef, norm]", shape, dclip, want, 2, 0.0);
+
+  /* Adam with the coefficient read on the device = sf_adam_step with grad_scale (float)coef */
+  float *w = hrand(n, -1, 1), *m = hrand(n, -0.1f, 0.1f), *v = hrand(n, 0, 0.01f);
+  float *dw = dupf(w, n), *dm = dupf(m, n), *dv = dupf(v, n);
+  sf_adam_step(w, m, v, hp[0], n, 1e-3, 0.9, 0.999, 1e-8, 2, (float)want[0]);
+  sf_cuda_adam_step_coef(g_s, dw, dm, dv, dp[0], n, 1e-3, 0.9, 0.999, 1e-8, 2, dclip);
+  cmp_f("adam_step_coef w", "device coef", shape, dw, w, n, 1e-6);
+  cmp_f("adam_step_coef m", "device coef", shape, dm, m, n, 1e-6);
+  cmp_f("adam_step_coef v", "device coef", shape, dv, v, n, 1e-6);
+
+  cudaFree(dsf), cudaFree(dsd), cudaFree(dclip), cudaFree(dw), cudaFree(dm), cudaFree(dv);
+  free(sf), free(sd), free(w), free(m), free(v);
+  for (int k = 0; k < nparts; k++) cudaFree(dp[k]), cudaFree(dd[k]), free(hp[k]), free(hd[k]);
+  free(hp), free(dp), free(hd), free(dd);
+}
+
 /* ---- benchmark ---------------------------------------------------------------------------------- */
 
 /* one conv3d call of direction dir (0 fwd, 1 dX, 2 dW) on a whole D^3 volume (no halos) */
@@ -667,6 +728,8 @@ int main(int argc, char **argv)
   check_loss(500, 2, 0);
   check_loss(300, 4, 1);
   check_optim(100003);
+  check_step_glue(1001, 3);
+  check_step_glue(257, 40); /* more parts than one launch takes */
 
   CK(cudaStreamSynchronize(g_s));
   sf_cuda_thread_release();
