@@ -1,9 +1,17 @@
 /* Task submission shared by every insert_task_* (codelets/codelet_common.h): descriptor arrays,
- * heap args, declared flops, priorities and the process-wide flops counter. */
+ * heap args, declared flops, priorities and the process-wide flops counter. In a spatially
+ * distributed run (scaffold/dist.h) tasks go through starpu_mpi_task_insert: every rank of a
+ * replica submits every task, StarPU-MPI runs it on the owner of the data it writes and moves the
+ * data it reads; a single process takes the plain starpu_task_insert path as before. */
 #include "codelet_common.h"
 
 #include <errno.h>
 #include <string.h>
+
+#include "scaffold/dist.h"
+#ifdef SF_HAVE_MPI
+#include <starpu_mpi.h>
+#endif
 
 static double g_flops; /* tasks are submitted from one thread */
 static long g_tasks;
@@ -28,9 +36,47 @@ enum starpu_data_access_mode sf_accum_mode(sf_accum acc)
   return acc == SF_ACC_COMMUTE ? (enum starpu_data_access_mode)(STARPU_RW | STARPU_COMMUTE) : STARPU_W;
 }
 
+#ifdef SF_HAVE_MPI
+/* The StarPU-MPI path: the task runs on the owner of the data it writes (all of one owner, or all
+ * replicated per node); on the other ranks starpu_mpi_task_insert only posts the sends of data they
+ * own, and the argument copy is ours to free. */
+static void submit_mpi(struct starpu_codelet *cl, const sf_topt *o, void *args, size_t args_size, const sf_buf *b,
+                       double flops)
+{
+  int me = sf_dist_rank(), xrank = -1;
+  for (int i = 0; i < b->n; i++)
+    if (b->d[i].mode & (STARPU_W | STARPU_REDUX)) {
+      int r = starpu_mpi_data_get_rank(b->d[i].handle);
+      if (r == -1) SF_ABORT("%s: buffer %d is written but not registered with StarPU-MPI", cl->name, i);
+      if (xrank == -1) xrank = r;
+      else if (r != xrank) SF_ABORT("%s: written buffers belong to ranks %d and %d", cl->name, xrank, r);
+    }
+  if (xrank == -1) SF_ABORT("%s: a task without written data cannot be placed on a rank", cl->name);
+  int here = xrank == me || xrank == STARPU_MPI_PER_NODE;
+  void *heap = args ? sf_args_dup(args, args_size) : NULL;
+  int prio = o ? o->prio : 0;
+  int rc = starpu_mpi_task_insert(MPI_COMM_WORLD, cl, STARPU_CL_ARGS, heap, args ? args_size : 0,
+                                  STARPU_DATA_MODE_ARRAY, b->d, b->n, STARPU_FLOPS, flops, STARPU_PRIORITY, prio,
+                                  STARPU_NAME, cl->name, 0);
+  if (rc != 0) SF_ABORT("starpu_mpi_task_insert(%s) failed with %d", cl->name, rc);
+  if (!here) {
+    free(heap); /* no task was created here */
+    return;
+  }
+  g_flops += flops;
+  g_tasks++;
+}
+#endif
+
 void sf_submit(struct starpu_codelet *cl, const sf_topt *o, void *args, size_t args_size, const sf_buf *b,
                double flops)
 {
+#ifdef SF_HAVE_MPI
+  if (sf_dist_mpi_tasks()) {
+    submit_mpi(cl, o, args, args_size, b, flops);
+    return;
+  }
+#endif
   void *heap = args ? sf_args_dup(args, args_size) : NULL;
   int prio = o ? o->prio : 0;
   int rc = starpu_task_insert(cl, STARPU_CL_ARGS, heap, args ? args_size : 0, STARPU_DATA_MODE_ARRAY, b->d, b->n,

@@ -1,6 +1,7 @@
 /* StarPU glue for the channel concatenation [skip, upsampled] of the Up block and its backward
  * split, one depth slab per task. CPU = codelets/cpu/concat.c. */
 #include "codelet_common.h"
+#include "scaffold/opencl.h"
 #include "scaffold/ops.h"
 
 typedef struct {
@@ -23,8 +24,10 @@ static void concat_bwd_cpu(void *buffers[], void *cl_arg)
                      sf_blk_vox(buffers[0], a->Ca), a->Ca, a->Cb);
 }
 
-SF_CODELET(concat_fwd, v1, concat_fwd_cpu, SF_NONE, SF_NONE);
-SF_CODELET(concat_bwd, v1, concat_bwd_cpu, SF_NONE, SF_NONE);
+SF_CODELET(concat_fwd, v1, concat_fwd_cpu, sf_concat_fwd_cuda, sf_concat_fwd_opencl);
+SF_CODELET(concat_bwd, v1, concat_bwd_cpu, sf_concat_bwd_cuda, sf_concat_bwd_opencl);
+SF_OPENCL_CODELET(concat_fwd, SF_OCL_EXACT);
+SF_OPENCL_CODELET(concat_bwd, SF_OCL_EXACT);
 
 void insert_task_concat_forward(const sf_topt *o, sf_handle y, sf_handle a, sf_handle b, int Ca, int Cb)
 {

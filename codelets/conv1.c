@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "codelet_common.h"
+#include "scaffold/opencl.h"
 #include "scaffold/ops.h"
 
 typedef struct {
@@ -39,9 +40,12 @@ static void conv1_bwd_weights_cpu(void *buffers[], void *cl_arg)
                                  a->Cin, a->Cout);
 }
 
-SF_CODELET(conv1_fwd, openblas_v1, conv1_fwd_cpu, SF_NONE, SF_NONE);
-SF_CODELET(conv1_bwd_data, openblas_v1, conv1_bwd_data_cpu, SF_NONE, SF_NONE);
-SF_CODELET(conv1_bwd_weights, openblas_v1, conv1_bwd_weights_cpu, SF_NONE, SF_NONE);
+SF_CODELET(conv1_fwd, openblas_v1, conv1_fwd_cpu, sf_conv1_fwd_cuda, sf_conv1_fwd_opencl);
+SF_CODELET(conv1_bwd_data, openblas_v1, conv1_bwd_data_cpu, sf_conv1_bwd_data_cuda, sf_conv1_bwd_data_opencl);
+SF_CODELET(conv1_bwd_weights, openblas_v1, conv1_bwd_weights_cpu, sf_conv1_bwd_weights_cuda, sf_conv1_bwd_weights_opencl);
+SF_OPENCL_CODELET(conv1_fwd, SF_OCL_INEXACT);
+SF_OPENCL_CODELET(conv1_bwd_data, SF_OCL_INEXACT);
+SF_OPENCL_CODELET(conv1_bwd_weights, SF_OCL_INEXACT);
 
 static double vox(sf_handle slab, int C)
 {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "codelet_common.h"
+#include "scaffold/opencl.h"
 #include "scaffold/ops.h"
 
 typedef struct {
@@ -51,9 +52,12 @@ static void conv3d_bwd_weights_cpu(void *buffers[], void *cl_arg)
                                   a->H, a->W, a->Cin, a->Cout);
 }
 
-SF_CODELET(conv3d_fwd, openblas_v1, conv3d_fwd_cpu, SF_NONE, SF_NONE);
-SF_CODELET(conv3d_bwd_data, openblas_v1, conv3d_bwd_data_cpu, SF_NONE, SF_NONE);
-SF_CODELET(conv3d_bwd_weights, openblas_v1, conv3d_bwd_weights_cpu, SF_NONE, SF_NONE);
+SF_CODELET(conv3d_fwd, openblas_v1, conv3d_fwd_cpu, sf_conv3d_fwd_cuda, sf_conv3d_fwd_opencl);
+SF_CODELET(conv3d_bwd_data, openblas_v1, conv3d_bwd_data_cpu, sf_conv3d_bwd_data_cuda, sf_conv3d_bwd_data_opencl);
+SF_CODELET(conv3d_bwd_weights, openblas_v1, conv3d_bwd_weights_cpu, sf_conv3d_bwd_weights_cuda, sf_conv3d_bwd_weights_opencl);
+SF_OPENCL_CODELET(conv3d_fwd, SF_OCL_INEXACT);
+SF_OPENCL_CODELET(conv3d_bwd_data, SF_OCL_INEXACT);
+SF_OPENCL_CODELET(conv3d_bwd_weights, SF_OCL_INEXACT);
 
 static void add_halos(sf_buf *b, cl_conv3d_args *a, sf_handle lo, sf_handle hi)
 {

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "codelet_common.h"
+#include "scaffold/opencl.h"
 #include "scaffold/ops.h"
 
 typedef struct {
@@ -19,7 +20,8 @@ static void dice_hard_partial_cpu(void *buffers[], void *cl_arg)
                            sf_blk_vox(buffers[1], a->K), a->K);
 }
 
-SF_CODELET(dice_hard_partial, v1, dice_hard_partial_cpu, SF_NONE, SF_NONE);
+SF_CODELET(dice_hard_partial, v1, dice_hard_partial_cpu, sf_dice_hard_partial_cuda, sf_dice_hard_partial_opencl);
+SF_OPENCL_CODELET(dice_hard_partial, SF_OCL_EXACT_IEEE);
 
 void insert_task_dice_hard_partial(const sf_topt *o, sf_handle acc_part, sf_handle z, sf_handle lab, int K)
 {

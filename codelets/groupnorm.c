@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "codelet_common.h"
+#include "scaffold/opencl.h"
 #include "scaffold/ops.h"
 
 typedef struct {
@@ -71,11 +72,16 @@ static void groupnorm_bwd_data_cpu(void *buffers[], void *cl_arg)
                                  a->relu);
 }
 
-SF_CODELET(groupnorm_stats, v1, groupnorm_stats_cpu, SF_NONE, SF_NONE);
-SF_CODELET(groupnorm_fwd, v1, groupnorm_fwd_cpu, SF_NONE, SF_NONE);
-SF_CODELET(groupnorm_bwd_stats, v1, groupnorm_bwd_stats_cpu, SF_NONE, SF_NONE);
-SF_CODELET(groupnorm_bwd_reduce, v1, groupnorm_bwd_reduce_cpu, SF_NONE, SF_NONE);
-SF_CODELET(groupnorm_bwd_data, v1, groupnorm_bwd_data_cpu, SF_NONE, SF_NONE);
+SF_CODELET(groupnorm_stats, v1, groupnorm_stats_cpu, sf_groupnorm_stats_cuda, sf_groupnorm_stats_opencl);
+SF_CODELET(groupnorm_fwd, v1, groupnorm_fwd_cpu, sf_groupnorm_fwd_cuda, sf_groupnorm_fwd_opencl);
+SF_CODELET(groupnorm_bwd_stats, v1, groupnorm_bwd_stats_cpu, sf_groupnorm_bwd_stats_cuda, sf_groupnorm_bwd_stats_opencl);
+SF_CODELET(groupnorm_bwd_reduce, v1, groupnorm_bwd_reduce_cpu, sf_groupnorm_bwd_reduce_cuda, sf_groupnorm_bwd_reduce_opencl);
+SF_CODELET(groupnorm_bwd_data, v1, groupnorm_bwd_data_cpu, sf_groupnorm_bwd_data_cuda, sf_groupnorm_bwd_data_opencl);
+SF_OPENCL_CODELET(groupnorm_stats, SF_OCL_EXACT_IEEE); /* float*float is exact in double: fma-proof */
+SF_OPENCL_CODELET(groupnorm_fwd, SF_OCL_INEXACT);
+SF_OPENCL_CODELET(groupnorm_bwd_stats, SF_OCL_INEXACT);
+SF_OPENCL_CODELET(groupnorm_bwd_reduce, SF_OCL_EXACT_IEEE);
+SF_OPENCL_CODELET(groupnorm_bwd_data, SF_OCL_INEXACT);
 
 static double elems(sf_handle slab)
 {

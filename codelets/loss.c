@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "codelet_common.h"
+#include "scaffold/opencl.h"
 #include "scaffold/ops.h"
 
 typedef struct {
@@ -29,8 +30,10 @@ static void loss_bwd_cpu(void *buffers[], void *cl_arg)
                        sf_vec_f(buffers[3]), sf_vec_d(buffers[4]), sf_blk_vox(buffers[1], a->K), a->K, a->scale);
 }
 
-SF_CODELET(loss_partial, v1, loss_partial_cpu, SF_NONE, SF_NONE);
-SF_CODELET(loss_bwd, v1, loss_bwd_cpu, SF_NONE, SF_NONE);
+SF_CODELET(loss_partial, v1, loss_partial_cpu, sf_loss_partial_cuda, sf_loss_partial_opencl);
+SF_CODELET(loss_bwd, v1, loss_bwd_cpu, sf_loss_bwd_cuda, sf_loss_bwd_opencl);
+SF_OPENCL_CODELET(loss_partial, SF_OCL_INEXACT);
+SF_OPENCL_CODELET(loss_bwd, SF_OCL_INEXACT);
 
 static double elems(sf_handle slab)
 {

@@ -3,6 +3,7 @@
  * encoder tensor (dx = unpool(dy) + add), which is how the two gradient paths of an encoder output
  * meet. CPU = the kernels of codelets/cpu/maxpool3d.c. */
 #include "codelet_common.h"
+#include "scaffold/opencl.h"
 #include "scaffold/ops.h"
 
 typedef struct {
@@ -32,8 +33,10 @@ static void maxpool3d_bwd_cpu(void *buffers[], void *cl_arg)
   }
 }
 
-SF_CODELET(maxpool3d_fwd, v1, maxpool3d_fwd_cpu, SF_NONE, SF_NONE);
-SF_CODELET(maxpool3d_bwd, v1, maxpool3d_bwd_cpu, SF_NONE, SF_NONE);
+SF_CODELET(maxpool3d_fwd, v1, maxpool3d_fwd_cpu, sf_maxpool3d_fwd_cuda, sf_maxpool3d_fwd_opencl);
+SF_CODELET(maxpool3d_bwd, v1, maxpool3d_bwd_cpu, sf_maxpool3d_bwd_cuda, sf_maxpool3d_bwd_opencl);
+SF_OPENCL_CODELET(maxpool3d_fwd, SF_OCL_EXACT_IEEE);
+SF_OPENCL_CODELET(maxpool3d_bwd, SF_OCL_EXACT_IEEE);
 
 static double elems(sf_handle slab)
 {

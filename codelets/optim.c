@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "codelet_common.h"
+#include "scaffold/opencl.h"
 #include "scaffold/ops.h"
 
 typedef struct {
@@ -47,9 +48,12 @@ static void adam_cpu(void *buffers[], void *cl_arg)
                sf_vec_n(buffers[0]), a->lr, a->beta1, a->beta2, a->eps, a->step, scale);
 }
 
-SF_CODELET(sumsq, v1, sumsq_cpu, SF_NONE, SF_NONE);
-SF_CODELET(clip_coef, v1, clip_coef_cpu, SF_NONE, SF_NONE);
-SF_CODELET(adam, v1, adam_cpu, SF_NONE, SF_NONE);
+SF_CODELET(sumsq, v1, sumsq_cpu, sf_sumsq_cuda, sf_sumsq_opencl);
+SF_CODELET(clip_coef, v1, clip_coef_cpu, sf_clip_coef_cuda, sf_clip_coef_opencl);
+SF_CODELET(adam, v1, adam_cpu, sf_adam_cuda, sf_adam_opencl);
+SF_OPENCL_CODELET(sumsq, SF_OCL_EXACT_IEEE); /* float*float is exact in double: fma-proof */
+SF_OPENCL_CODELET(clip_coef, SF_OCL_EXACT_IEEE);
+SF_OPENCL_CODELET(adam, SF_OCL_EXACT_IEEE);
 
 void insert_task_sumsq(const sf_topt *o, sf_handle part, sf_handle g)
 {

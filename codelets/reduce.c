@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "codelet_common.h"
+#include "scaffold/opencl.h"
 
 /* buffers: [out (float vector), part_0 .. part_{S-1}] */
 static void sum_f_cpu(void *buffers[], void *cl_arg)
@@ -38,9 +39,12 @@ static void zero_cpu(void *buffers[], void *cl_arg)
   memset((void *)STARPU_VECTOR_GET_PTR(buffers[0]), 0, sf_vec_n(buffers[0]) * STARPU_VECTOR_GET_ELEMSIZE(buffers[0]));
 }
 
-SF_CODELET(sum_f, v1, sum_f_cpu, SF_NONE, SF_NONE);
-SF_CODELET(sum_d, v1, sum_d_cpu, SF_NONE, SF_NONE);
-SF_CODELET(zero, v1, zero_cpu, SF_NONE, SF_NONE);
+SF_CODELET(sum_f, v1, sum_f_cpu, sf_sum_f_cuda, sf_sum_f_opencl);
+SF_CODELET(sum_d, v1, sum_d_cpu, sf_sum_d_cuda, sf_sum_d_opencl);
+SF_CODELET(zero, v1, zero_cpu, sf_zero_cuda, sf_zero_opencl);
+SF_OPENCL_CODELET(sum_f, SF_OCL_EXACT_IEEE);
+SF_OPENCL_CODELET(sum_d, SF_OCL_EXACT);
+SF_OPENCL_CODELET(zero, SF_OCL_EXACT);
 
 static void sum(struct starpu_codelet *cl, const sf_topt *o, sf_handle out, const sf_handle *parts, int nparts)
 {

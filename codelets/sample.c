@@ -1,9 +1,11 @@
 /* StarPU glue for sample loading: a task that copies a host sample (input slab, label slab, class
  * weights) into its registered handle, so loading is part of the step's task graph and later tasks
- * depend on it through the handle. CPU only: it reads host memory. */
+ * depend on it through the handle. The OpenCL variant (codelets/opencl/launch_optim.c) enqueues a
+ * write of the host bytes into the device buffer. */
 #include <string.h>
 
 #include "codelet_common.h"
+#include "scaffold/opencl.h"
 
 typedef struct {
   const void *src;
@@ -34,7 +36,8 @@ static void sample_load_cpu(void *buffers[], void *cl_arg)
     for (size_t y = 0; y < ny; y++, src += nx * es) memcpy(dst + (z * ldz + y * ldy) * es, src, nx * es);
 }
 
-SF_CODELET(sample_load, v1, sample_load_cpu, SF_NONE, SF_NONE);
+SF_CODELET(sample_load, v1, sample_load_cpu, sf_sample_load_cuda, sf_sample_load_opencl);
+SF_OPENCL_CODELET(sample_load, SF_OCL_EXACT);
 
 void insert_task_sample_load(const sf_topt *o, sf_handle dst, const void *src, size_t bytes)
 {

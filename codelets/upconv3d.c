@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "codelet_common.h"
+#include "scaffold/opencl.h"
 #include "scaffold/ops.h"
 
 typedef struct {
@@ -43,9 +44,12 @@ static void upconv3d_bwd_weights_cpu(void *buffers[], void *cl_arg)
                                     a->Cin, a->Cout);
 }
 
-SF_CODELET(upconv3d_fwd, openblas_v1, upconv3d_fwd_cpu, SF_NONE, SF_NONE);
-SF_CODELET(upconv3d_bwd_data, openblas_v1, upconv3d_bwd_data_cpu, SF_NONE, SF_NONE);
-SF_CODELET(upconv3d_bwd_weights, openblas_v1, upconv3d_bwd_weights_cpu, SF_NONE, SF_NONE);
+SF_CODELET(upconv3d_fwd, openblas_v1, upconv3d_fwd_cpu, sf_upconv3d_fwd_cuda, sf_upconv3d_fwd_opencl);
+SF_CODELET(upconv3d_bwd_data, openblas_v1, upconv3d_bwd_data_cpu, sf_upconv3d_bwd_data_cuda, sf_upconv3d_bwd_data_opencl);
+SF_CODELET(upconv3d_bwd_weights, openblas_v1, upconv3d_bwd_weights_cpu, sf_upconv3d_bwd_weights_cuda, sf_upconv3d_bwd_weights_opencl);
+SF_OPENCL_CODELET(upconv3d_fwd, SF_OCL_INEXACT);
+SF_OPENCL_CODELET(upconv3d_bwd_data, SF_OCL_INEXACT);
+SF_OPENCL_CODELET(upconv3d_bwd_weights, SF_OCL_INEXACT);
 
 /* MACs = fine voxels * Cin * Cout = 8 * coarse voxels * Cin * Cout */
 static double macs(sf_handle coarse, int Cin, int Cout)

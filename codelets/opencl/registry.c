@@ -28,6 +28,7 @@ static const char *const k_file[SF_OCL_NKERNELS] = {SF_OCL_KERNELS(SF_OCL_FILE_)
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int g_ready;
 static int g_ndev;
+static int g_ieee_ok = 1; /* every device: fp32 denormals + correctly rounded divide / sqrt */
 static int g_ksrc[SF_OCL_NKERNELS]; /* source index of each kernel */
 static cl_program g_prog[STARPU_MAXOPENCLDEVS][SF_OCL_MAX_SOURCES];
 static cl_context g_ctx[STARPU_MAXOPENCLDEVS]; /* the context the programs were built for */
@@ -135,6 +136,7 @@ static void build_device(int devid)
            "OpenCL kernels' accumulators need; run without OpenCL workers (STARPU_NOPENCL=0)",
            devname, ver, devid);
   clGetDeviceInfo(dev, CL_DEVICE_SINGLE_FP_CONFIG, sizeof scfg, &scfg, NULL);
+  if (!(scfg & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) || !(scfg & CL_FP_DENORM)) g_ieee_ok = 0;
   /* correctly rounded float / and sqrt (Adam's op order) where the device offers it */
   const char *opts = (scfg & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) ? "-cl-fp32-correctly-rounded-divide-sqrt" : "";
   const char *dir = getenv("SF_OPENCL_KERNEL_DIR");
@@ -184,6 +186,7 @@ int sf_opencl_init(void)
     unsigned nw = starpu_worker_get_ids_by_type(STARPU_OPENCL_WORKER, workers, STARPU_NMAXWORKERS);
     int built[STARPU_MAXOPENCLDEVS] = {0};
     g_ndev = 0;
+    g_ieee_ok = 1;
     for (unsigned i = 0; i < nw; i++) {
       int devid = starpu_worker_get_devid(workers[i]);
       SF_ASSERT(devid >= 0 && devid < STARPU_MAXOPENCLDEVS);
@@ -302,6 +305,8 @@ void sf_ocl_check_args(const char *codelet, size_t size)
              codelet, t && t->cl_arg ? t->cl_arg_size : (size_t)0, size);
 }
 
+int sf_opencl_ieee_exact(void) { return g_ieee_ok; }
+
 int sf_ocl_nbuffers(void) { return (int)STARPU_TASK_GET_NBUFFERS(starpu_task_get_current()); }
 
 /* ---- buffers ---- */
@@ -362,6 +367,7 @@ void sf_ocl_check_block(void *iface, size_t row, size_t ny, const char *what)
 
 int sf_opencl_init(void) { return 0; }
 void sf_opencl_shutdown(void) {}
+int sf_opencl_ieee_exact(void) { return 1; }
 int sf_opencl_source_count(void) { return 0; }
 const char *sf_opencl_source_name(int i)
 {

@@ -7,7 +7,13 @@
  * the environment variable in charge. `nopencl: 0` (the default) disables OpenCL workers unless
  * STARPU_NOPENCL is set. `scheduler` takes StarPU's policy names (validated against the linked
  * StarPU's list); "heft" is accepted as an alias of "modular-heft" since StarPU 1.3 has no plain
- * heft. An unknown name exits with status 2 naming it and listing the valid ones. */
+ * heft. An unknown name exits with status 2 naming it and listing the valid ones.
+ *
+ * Workers: CPU only (default, nopencl 0), OpenCL only (--set ncpu=0 --set nopencl=1) or mixed
+ * (--set ncpu=1 --set nopencl=1). With OpenCL workers wanted and no GPU OpenCL device visible, init
+ * sets STARPU_OPENCL_ON_CPUS=1 and STARPU_OPENCL_ONLY_ON_CPUS=1 (PoCL; unless the user set either),
+ * builds the OpenCL kernels, and under more_determinism keeps codelets whose OpenCL variant is not
+ * bitwise the CPU one off OpenCL workers (scaffold/opencl.h, docs/heterogeneous.md). */
 #ifndef SF_RUNTIME_H
 #define SF_RUNTIME_H
 

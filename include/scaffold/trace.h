@@ -5,6 +5,13 @@
  * main thread's steps and epochs on tid = worker count) plus per-worker busy/idle statistics
  * (worker_stats.json and worker_stats.txt).
  *
+ * Data transfers between memory nodes (e.g. RAM <-> an OpenCL device) come from StarPU's bus
+ * statistics (starpu_bus_get_profiling_info, counted from sf_trace_begin): trace.json has a counter
+ * track "bus transfers" (cumulative MiB and count at each collect) and otherData.transfer_bytes /
+ * transfer_count; worker_stats.json has each worker's "kind" ("CPU", "OpenCL", "CUDA"), "by_kind"
+ * (workers, tasks, flops and their shares per kind) and "transfers" {bytes, count, buses: [{src, dst,
+ * bytes, count}]}; worker_stats.txt the same as tables.
+ *
  * Records are taken by a hook chained onto the scheduling context's post-execution hook
  * (starpu_sched_policy.post_exec_hook, which StarPU calls on the executing worker for every task),
  * into per-worker buffers drained by sf_trace_collect while no task runs, so memory stays bounded.

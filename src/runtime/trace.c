@@ -1,7 +1,8 @@
 /* Task trace and worker statistics (scaffold/trace.h): a post-execution hook chained onto the
  * scheduling context's policy records (codelet, worker, start, end, flops) of every task into
- * per-worker buffers; sf_trace_collect streams them to trace.json (Chrome trace events); the end
- * writes worker_stats.json/.txt. StarPU copies the policy into each context (load_sched_policy),
+ * per-worker buffers; sf_trace_collect streams them to trace.json (Chrome trace events) together with
+ * a counter of the bytes StarPU moved between memory nodes (its bus statistics); the end writes
+ * worker_stats.json/.txt (per worker and per kind of worker, plus the transfers of every bus). StarPU copies the policy into each context (load_sched_policy),
  * so chaining the hook on context 0 touches only this process's context. */
 #include "scaffold/trace.h"
 
@@ -16,6 +17,7 @@
 
 #define SF_TRACE_BUF 16384 /* records per worker between two collects */
 #define NAME_LEN 40
+#define SF_TRACE_MAX_BUS 64
 
 typedef struct {
   double start, end, flops;
@@ -43,7 +45,52 @@ static struct {
   int first;
   void (*prev_hook)(struct starpu_task *, unsigned);
   struct starpu_sched_policy *policy;
+  int nbus;                                /* StarPU buses (memory node pairs) */
+  long long bus_bytes[SF_TRACE_MAX_BUS];   /* transferred since sf_trace_begin */
+  long bus_count[SF_TRACE_MAX_BUS];
 } T;
+
+/* Adds what StarPU's bus statistics counted since the last call (reading them resets them). */
+static void bus_poll(void)
+{
+  int nb = starpu_bus_get_count();
+  if (nb > SF_TRACE_MAX_BUS) nb = SF_TRACE_MAX_BUS;
+  if (nb > T.nbus) T.nbus = nb;
+  for (int b = 0; b < nb; b++) {
+    struct starpu_profiling_bus_info bi;
+    if (starpu_bus_get_profiling_info(b, &bi) != 0) continue;
+    T.bus_bytes[b] += bi.transferred_bytes;
+    T.bus_count[b] += bi.transfer_count;
+  }
+}
+
+static long long bus_total(long *count)
+{
+  long long bytes = 0;
+  long n = 0;
+  for (int b = 0; b < T.nbus; b++) {
+    bytes += T.bus_bytes[b];
+    n += T.bus_count[b];
+  }
+  if (count) *count = n;
+  return bytes;
+}
+
+/* "CPU" / "OpenCL" / "CUDA" for a worker, "RAM" / "OpenCL" / "CUDA" ... for a memory node */
+static const char *worker_kind(int w)
+{
+  switch (starpu_worker_get_type(w)) {
+  case STARPU_CPU_WORKER: return "CPU";
+  case STARPU_CUDA_WORKER: return "CUDA";
+  case STARPU_OPENCL_WORKER: return "OpenCL";
+  default: return "other";
+  }
+}
+
+static void node_name(int node, char *buf, size_t len)
+{
+  if (starpu_memory_node_get_name((unsigned)node, buf, len) < 0 || !buf[0]) snprintf(buf, len, "node %d", node);
+}
 
 double sf_trace_now(void) { return starpu_timing_now(); }
 int sf_trace_active(void) { return T.active; }
@@ -136,6 +183,10 @@ int sf_trace_begin(const char *dir, char *err, size_t errlen)
   }
   T.prev_hook = T.policy->post_exec_hook;
   T.policy->post_exec_hook = hook;
+  bus_poll(); /* resets StarPU's bus counters: transfers count from here */
+  T.nbus = 0;
+  memset(T.bus_bytes, 0, sizeof T.bus_bytes);
+  memset(T.bus_count, 0, sizeof T.bus_count);
   T.t0 = starpu_timing_now();
   T.active = 1;
   return 0;
@@ -165,6 +216,16 @@ void sf_trace_collect(void)
     T.dropped += l->overflow;
     l->overflow = 0;
     l->n = 0;
+  }
+  bus_poll();
+  if (T.nbus > 0 && T.written < T.max_events) { /* cumulative bytes between memory nodes (counter track) */
+    long n;
+    long long bytes = bus_total(&n);
+    sep();
+    fprintf(T.f, "{\"name\":\"bus transfers\",\"cat\":\"transfer\",\"ph\":\"C\",\"pid\":0,\"ts\":%.3f,"
+                 "\"args\":{\"MiB\":%.6f,\"count\":%ld}}",
+            starpu_timing_now() - T.t0, (double)bytes / (1024.0 * 1024.0), n);
+    T.written++;
   }
 }
 
@@ -223,6 +284,7 @@ static int write_stats(double wall_us, char *err, size_t errlen)
     int have = starpu_profiling_worker_get_info(w, &info) == 0;
     fprintf(aj.f, "        {\"id\": %d, \"name\": ", w);
     json_str(aj.f, name);
+    fprintf(aj.f, ", \"kind\": \"%s\"", worker_kind(w));
     fprintf(aj.f, ", \"tasks\": %ld, \"busy_s\": %.6f, \"idle_s\": %.6f, \"busy_pct\": %.3f, \"flops\": %.17g",
             l->tasks, busy, idle, pct, l->flops);
     if (have)
@@ -237,11 +299,57 @@ static int write_stats(double wall_us, char *err, size_t errlen)
     tot_flops += l->flops;
   }
   double cap = wall * T.nworkers;
-  fprintf(aj.f, "    ],\n    \"total\": {\"tasks\": %ld, \"busy_s\": %.6f, \"busy_pct\": %.3f, \"flops\": %.17g}\n}\n",
+  fprintf(aj.f, "    ],\n    \"total\": {\"tasks\": %ld, \"busy_s\": %.6f, \"busy_pct\": %.3f, \"flops\": %.17g},\n",
           tot_tasks, tot_busy, cap > 0 ? 100.0 * tot_busy / cap : 0.0, tot_flops);
   fprintf(at.f, "%-4s %-14s %10ld %10.3f %10.3f %7.1f %12.3f %12.2f\n", "", "all", tot_tasks, tot_busy,
           cap - tot_busy > 0 ? cap - tot_busy : 0.0, cap > 0 ? 100.0 * tot_busy / cap : 0.0, tot_flops * 1e-9,
           tot_busy > 0 ? tot_flops * 1e-9 / tot_busy : 0.0);
+  /* per kind of worker: tasks and flops with their shares of the total */
+  static const char *const kinds[] = {"CPU", "OpenCL", "CUDA", "other"};
+  fprintf(aj.f, "    \"by_kind\": {");
+  fprintf(at.f, "\n%-8s %8s %10s %8s %12s %8s %10s\n", "kind", "workers", "tasks", "tasks%", "GFLOP", "flops%", "busy_s");
+  int first_kind = 1;
+  for (int k = 0; k < 4; k++) {
+    long kt = 0;
+    int nw = 0;
+    double kf = 0, kb = 0;
+    for (int w = 0; w < T.nworkers; w++)
+      if (!strcmp(worker_kind(w), kinds[k])) {
+        nw++;
+        kt += T.w[w].tasks;
+        kf += T.w[w].flops;
+        kb += T.w[w].busy_us * 1e-6;
+      }
+    if (nw == 0) continue;
+    double tp = tot_tasks > 0 ? 100.0 * kt / tot_tasks : 0.0, fp = tot_flops > 0 ? 100.0 * kf / tot_flops : 0.0;
+    fprintf(aj.f, "%s\n        \"%s\": {\"workers\": %d, \"tasks\": %ld, \"tasks_pct\": %.3f, \"flops\": %.17g, "
+                  "\"flops_pct\": %.3f, \"busy_s\": %.6f}",
+            first_kind ? "" : ",", kinds[k], nw, kt, tp, kf, fp, kb);
+    fprintf(at.f, "%-8s %8d %10ld %7.1f%% %12.3f %7.1f%% %10.3f\n", kinds[k], nw, kt, tp, kf * 1e-9, fp, kb);
+    first_kind = 0;
+  }
+  /* data moved between memory nodes, from StarPU's bus statistics */
+  long tcount;
+  long long tbytes = bus_total(&tcount);
+  fprintf(aj.f, "\n    },\n    \"transfers\": {\"bytes\": %lld, \"count\": %ld, \"buses\": [", tbytes, tcount);
+  fprintf(at.f, "\nData transfers between memory nodes (StarPU bus statistics): %.3f MiB in %ld transfers\n",
+          (double)tbytes / (1024.0 * 1024.0), tcount);
+  int first_bus = 1;
+  for (int b = 0; b < T.nbus; b++) {
+    if (T.bus_count[b] == 0) continue;
+    char src[64], dst[64];
+    node_name(starpu_bus_get_src(b), src, sizeof src);
+    node_name(starpu_bus_get_dst(b), dst, sizeof dst);
+    fprintf(aj.f, "%s\n        {\"src\": ", first_bus ? "" : ",");
+    json_str(aj.f, src);
+    fputs(", \"dst\": ", aj.f);
+    json_str(aj.f, dst);
+    fprintf(aj.f, ", \"bytes\": %lld, \"count\": %ld}", T.bus_bytes[b], T.bus_count[b]);
+    fprintf(at.f, "  %-12s -> %-12s %12.3f MiB %8ld transfers\n", src, dst, (double)T.bus_bytes[b] / (1024.0 * 1024.0),
+            T.bus_count[b]);
+    first_bus = 0;
+  }
+  fprintf(aj.f, "%s]}\n}\n", first_bus ? "" : "\n    ");
   if (T.dropped) fprintf(at.f, "\n%ld task events were not written to trace.json (SF_TRACE_MAX_EVENTS)\n", T.dropped);
   if (sf_atomic_commit(&aj) != 0) rc = -1;
   if (sf_atomic_commit(&at) != 0) rc = -1;
@@ -259,8 +367,11 @@ int sf_trace_end(char *err, size_t errlen)
   double wall = starpu_timing_now() - T.t0;
   T.policy->post_exec_hook = T.prev_hook;
   fprintf(T.f, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"generator\":\"scaffold %s\",\"workers\":%d,"
-               "\"events_written\":%ld,\"events_dropped\":%ld}}\n",
+               "\"events_written\":%ld,\"events_dropped\":%ld,",
           SF_VERSION, T.nworkers, T.written, T.dropped);
+  long tcount;
+  long long tbytes = bus_total(&tcount);
+  fprintf(T.f, "\"transfer_bytes\":%lld,\"transfer_count\":%ld}}\n", tbytes, tcount);
   int rc = 0;
   if (sf_atomic_commit(&T.af) != 0) {
     snprintf(err, errlen, "cannot write %s: %s", T.path, strerror(errno));

@@ -38,7 +38,7 @@ done < "$T/groups"
 for k in 1 2 3 4; do check "weight for standard.scaling.$k" grep -q "^standard.scaling.$k: {weight: 2}" "$W"; done
 check "setup check weight 4" grep -q '^standard.setup: {weight: 4}' "$W"
 N=$(grep -c '^standard\.' "$W")
-check "18 weighted groups (got $N)" test "$N" -eq 18
+check "19 weighted groups (got $N)" test "$N" -eq 19
 
 # The weights file loads by suite name in report.
 fake_run "$T/res" standard.setup 0.0 '{}' --max-count 50

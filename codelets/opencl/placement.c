@@ -1,0 +1,111 @@
+/* Which workers run what when OpenCL workers exist (scaffold/opencl.h): the environment that lets
+ * StarPU use a CPU OpenCL device (PoCL) when no GPU OpenCL device is visible, and the bitwise
+ * placement rule of more_determinism. Codelets register themselves at program start
+ * (SF_OPENCL_CODELET in codelets/<op>.c) with the declared exactness of their OpenCL variant; the
+ * rule sets each codelet's `where` so that only variants that reproduce the CPU bit for bit may run
+ * on an OpenCL worker. */
+#include "ocl_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SF_OCL_MAX_CODELETS 64
+
+static struct {
+  struct starpu_codelet *cl;
+  sf_ocl_exactness e;
+  int kept_off; /* the current placement keeps it off OpenCL workers */
+} g_cl[SF_OCL_MAX_CODELETS];
+static int g_ncl;
+static sf_ocl_placement g_place = SF_OCL_PLACE_ANY;
+
+void sf_opencl_register_codelet(struct starpu_codelet *cl, sf_ocl_exactness e)
+{
+  if (g_ncl >= SF_OCL_MAX_CODELETS) SF_ABORT("more than %d codelets registered with SF_OPENCL_CODELET", g_ncl);
+  g_cl[g_ncl].cl = cl;
+  g_cl[g_ncl].e = e;
+  g_ncl++;
+}
+
+int sf_opencl_codelet_count(void) { return g_ncl; }
+const char *sf_opencl_codelet_name(int i)
+{
+  SF_ASSERT(i >= 0 && i < g_ncl);
+  return g_cl[i].cl->name;
+}
+sf_ocl_exactness sf_opencl_codelet_exactness(int i)
+{
+  SF_ASSERT(i >= 0 && i < g_ncl);
+  return g_cl[i].e;
+}
+int sf_opencl_codelet_kept_off(int i)
+{
+  SF_ASSERT(i >= 0 && i < g_ncl);
+  return g_cl[i].kept_off;
+}
+sf_ocl_placement sf_opencl_placement(void) { return g_place; }
+
+/* Every kind of worker the codelet has an implementation for (what StarPU derives when where == 0;
+ * set explicitly because StarPU computes it only once, at the codelet's first submission). */
+static uint32_t full_where(const struct starpu_codelet *cl)
+{
+  uint32_t w = 0;
+  if (cl->cpu_funcs[0]) w |= STARPU_CPU;
+  if (cl->cuda_funcs[0]) w |= STARPU_CUDA;
+  if (cl->opencl_funcs[0]) w |= STARPU_OPENCL;
+  return w;
+}
+
+int sf_opencl_set_placement(sf_ocl_placement p)
+{
+  int ieee = sf_opencl_ieee_exact(), restricted = 0;
+  for (int i = 0; i < g_ncl; i++) {
+    struct starpu_codelet *cl = g_cl[i].cl;
+    uint32_t all = full_where(cl);
+    int exact = g_cl[i].e == SF_OCL_EXACT || (g_cl[i].e == SF_OCL_EXACT_IEEE && ieee);
+    int off_opencl = p != SF_OCL_PLACE_ANY && !exact && (all & ~(uint32_t)STARPU_OPENCL);
+    g_cl[i].kept_off = off_opencl;
+    if (off_opencl) { /* CPU (and CUDA, whose own exactness is not this rule's business) */
+      cl->where = all & ~(uint32_t)STARPU_OPENCL;
+      restricted++;
+    } else if (p == SF_OCL_PLACE_SPLIT && (all & STARPU_OPENCL)) {
+      cl->where = STARPU_OPENCL;
+    } else {
+      cl->where = all;
+    }
+  }
+  g_place = p;
+  return restricted;
+}
+
+#ifdef STARPU_USE_OPENCL
+
+/* 1 when some OpenCL platform offers a GPU or accelerator device. */
+static int have_gpu_device(void)
+{
+  cl_platform_id plat[16];
+  cl_uint np = 0;
+  if (clGetPlatformIDs(16, plat, &np) != CL_SUCCESS) return 0;
+  if (np > 16) np = 16;
+  for (cl_uint i = 0; i < np; i++) {
+    cl_uint nd = 0;
+    if (clGetDeviceIDs(plat[i], CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR, 0, NULL, &nd) == CL_SUCCESS && nd > 0)
+      return 1;
+  }
+  return 0;
+}
+
+int sf_opencl_prepare_env(void)
+{
+  if (getenv("STARPU_OPENCL_ON_CPUS") || getenv("STARPU_OPENCL_ONLY_ON_CPUS")) return 0; /* the user's choice */
+  if (have_gpu_device()) return 0;
+  setenv("STARPU_OPENCL_ON_CPUS", "1", 1);
+  setenv("STARPU_OPENCL_ONLY_ON_CPUS", "1", 1);
+  return 1;
+}
+
+#else
+
+int sf_opencl_prepare_env(void) { return 0; }
+
+#endif /* STARPU_USE_OPENCL */

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Convergence with mixed workers: configs/tiny.yml with 1 CPU + 1 OpenCL worker under dmda (its
+# perfmodels keep the large convolutions where they run fastest, so PoCL's direct-loop kernels do not
+# slow the run down) reaches validation Dice >= 0.95 within the config's epoch cap, in bounded time,
+# with tasks on both kinds of worker.
+source "$(dirname "$0")/lib.sh"
+LIMIT=${HETERO_CONVERGE_LIMIT_S:-180}
+
+t0=$(date +%s)
+out=$(timeout "$LIMIT" "$SF_BINARY" benchmark -c "$CFG" "${COMMON[@]}" --set "base_run_dir=$T/runs" \
+  --set scheduler=dmda --set trace=1 2>&1)
+rc=$?
+[ $rc = 124 ] && die "no convergence within $LIMIT s; epochs so far: $(grep '^epoch' <<<"$out")"
+[ $rc = 0 ] || die "benchmark exited with $rc: $out"
+grep -q "workers (1 CPU, 0 CUDA, 1 OpenCL)" <<<"$out" || die "not a 1 CPU + 1 OpenCL run: $(grep StarPU <<<"$out")"
+grep -q "^Benchmark run at scale 4 complete. Trained to >= 0.95 validation dice score in" <<<"$out" ||
+  die "no convergence line; output: $out"
+R=$(run_dir_of "$T/runs")
+"$TRAIN_TOOL" csv-converged "$R/train_stats.csv" 0.95 || die "convergence check failed; log: $(grep '^epoch' <<<"$out")"
+n_ocl=$("$HETERO_TOOL" tasks "$R" OpenCL)
+n_cpu=$("$HETERO_TOOL" tasks "$R" CPU)
+[ "$n_ocl" -gt 0 ] && [ "$n_cpu" -gt 0 ] || die "tasks on CPU workers $n_cpu, on OpenCL workers $n_ocl: want both > 0"
+grep '^epoch\|^summary' <<<"$out"
+"$HETERO_TOOL" shares "$R"
+echo "PASS in $(($(date +%s) - t0)) s"
