@@ -1,0 +1,141 @@
+/* One training step of the StarPU task graph against the PyTorch golden step
+ * (tests/golden/unet_ps<N>.bin, scripts/make_golden.py): with the golden weights, input, labels and
+ * class weights, a step through the tiled graph (2 workers, several slabs) must give PyTorch's loss
+ * terms (<= 1e-5), every parameter gradient (<= 1e-4 relative to the tensor's max |value|), the
+ * gradient norm before clipping (<= 1e-5), the updated parameters of clip_grad_norm_(1.0) + Adam
+ * (update error <= 1e-3 lr wherever |g| >= 1e-6 and |g| >= 1e-4 of the tensor's max |g|: there the
+ * gradient's relative error is small and Adam's first step g/(|g|+eps) is well-conditioned; elsewhere
+ * a gradient within tolerance may still flip sign and move the weight by 2 lr) and, after the
+ * update, PyTorch's loss (<= 1e-4).
+ * Usage: test_graph_golden unet_ps4.bin slabs */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "golden.h"
+#include "graph_testlib.h"
+#include "scaffold/common.h"
+#include "scaffold/config.h"
+#include "scaffold/graph.h"
+#include "scaffold/model.h"
+#include "testutil.h"
+
+static sf_golden *G;
+static sf_unet U;
+
+static float *load_arena(const char *prefix)
+{
+  float *a = calloc(U.total_params, sizeof(float));
+  for (int i = 0; i < U.nparams; i++) {
+    const sf_param_desc *p = &U.params[i];
+    char key[128];
+    snprintf(key, sizeof key, "%s%s", prefix, p->name);
+    size_t n = 0;
+    const float *t = sf_golden_f32(G, key, &n);
+    if (n != p->numel) {
+      fprintf(stderr, "FAIL %s has %zu elements, our %s has %zu\n", key, n, p->name, p->numel);
+      exit(1);
+    }
+    sf_param_from_torch(p, a + p->offset, t);
+  }
+  return a;
+}
+
+static void check_terms(const char *what, const double *got, const double *want, double rtol)
+{
+  static const char *names[3] = {"ce", "dice_fg", "loss"};
+  for (int i = 0; i < 3; i++) {
+    double err = fabs(got[i] - want[i]) / fmax(fabs(want[i]), 1e-3);
+    SF_CHECK(err <= rtol, "%s %s: got %.9f want %.9f (relative error %.2e > %.0e)", what, names[i], got[i], want[i],
+             err, rtol);
+    if (err <= rtol) printf("ok   %s %s: got %.9f want %.9f (relative error %.2e)\n", what, names[i], got[i], want[i], err);
+  }
+}
+
+int main(int argc, char **argv)
+{
+  if (argc != 3) {
+    fprintf(stderr, "usage: %s unet_psN.bin slabs\n", argv[0]);
+    return 2;
+  }
+  char *path = sf_golden_path(argv[1]);
+  G = sf_golden_load(path);
+  free(path);
+  int slabs = atoi(argv[2]);
+  char err[256];
+  if (sf_unet_build(&U, sf_golden_int(G, "config.problem_scale"), sf_golden_int(G, "config.bottleneck"),
+                    sf_golden_int(G, "config.base_channels"), sf_golden_int(G, "config.n_classes"),
+                    sf_golden_int(G, "config.groups"), err, sizeof err) != 0) {
+    fprintf(stderr, "FAIL building the U-Net of %s: %s\n", argv[1], err);
+    return 1;
+  }
+  int E = U.edge[0], K = U.n_classes;
+  size_t nvox = (size_t)E * E * E, P = U.total_params;
+  float *x = malloc(nvox * 3 * sizeof(float));
+  sf_golden_ncdhw_to_ndhwc(x, sf_golden_f32(G, "x", NULL), 3, E, E, E);
+  const int32_t *lab32 = sf_golden_i32(G, "lab", NULL);
+  uint16_t *lab = malloc(nvox * sizeof(uint16_t));
+  for (size_t i = 0; i < nvox; i++) lab[i] = (uint16_t)lab32[i];
+  const float *cw = sf_golden_f32(G, "cw", NULL);
+  double lr = sf_golden_double(G, "step.lr");
+  float *params = load_arena("param."), *want_g = load_arena("grad."), *want_p1 = load_arena("step.param.");
+  float *p0 = malloc(P * sizeof(float));
+  memcpy(p0, params, P * sizeof(float));
+
+  gt_runtime_start("eager", 2);
+  sf_config c;
+  sf_config_init(&c);
+  c.slabs = slabs;
+  sf_graph *g = sf_graph_create(&U, &c, params, err, sizeof err);
+  if (!g) {
+    fprintf(stderr, "FAIL sf_graph_create: %s\n", err);
+    return 1;
+  }
+  printf("%s: ps %d, base %d, K %d, %zu parameters, %d slabs, 2 workers (eager)\n", argv[1], U.problem_scale,
+         U.base_channels, K, P, sf_graph_nslabs(g));
+
+  double out[3], out_after[4];
+  sf_graph_train_step(g, x, lab, cw, lr, 1, out);
+  check_terms("loss of the step", out, sf_golden_f64(G, "loss", NULL), 1e-5);
+  double norm = sf_graph_last_grad_norm(g), want_norm = sf_golden_double(G, "step.total_norm");
+  SF_CHECK(fabs(norm - want_norm) <= 1e-5 * want_norm, "gradient norm: got %.9g want %.9g", norm, want_norm);
+
+  sf_graph_acquire_state(g, 0);
+  const float *grads = sf_graph_grads(g), *p1 = sf_graph_params(g);
+  double worst_update = 0;
+  size_t skipped = 0, checked = 0;
+  const char *worst_name = "";
+  for (int i = 0; i < U.nparams; i++) {
+    const sf_param_desc *p = &U.params[i];
+    char what[160];
+    snprintf(what, sizeof what, "gradient %s", p->name);
+    sf_check_close_f(what, grads + p->offset, want_g + p->offset, p->numel, 1e-4);
+    float gmax = 0;
+    for (size_t k = p->offset; k < p->offset + p->numel; k++) gmax = fmaxf(gmax, fabsf(want_g[k]));
+    for (size_t k = p->offset; k < p->offset + p->numel; k++) {
+      if (fabsf(want_g[k]) < 1e-6f || fabsf(want_g[k]) < 1e-4f * gmax) {
+        skipped++;
+        continue;
+      }
+      checked++;
+      double e = fabs((double)(p1[k] - p0[k]) - (double)(want_p1[k] - p0[k])) / lr;
+      if (e > worst_update) worst_update = e, worst_name = p->name;
+    }
+  }
+  SF_CHECK(worst_update <= 1e-3, "Adam update: worst error %.3e lr (in %s) > 1e-3 lr", worst_update, worst_name);
+  printf("%s Adam update: worst error %.3e lr over %zu weights (in %s); %zu weights with small |g| not compared\n",
+         worst_update <= 1e-3 ? "ok  " : "FAIL", worst_update, checked, worst_name, skipped);
+  sf_graph_release_state(g);
+
+  sf_graph_eval(g, x, lab, cw, out_after);
+  check_terms("loss after the update", out_after, sf_golden_f64(G, "step.loss", NULL), 1e-4);
+
+  sf_graph_destroy(g);
+  sf_config_free(&c);
+  gt_runtime_stop();
+  gt_cleanup();
+  sf_unet_free(&U);
+  sf_golden_free(G);
+  free(x), free(lab), free(params), free(want_g), free(want_p1), free(p0);
+  return sf_test_end();
+}
