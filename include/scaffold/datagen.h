@@ -111,7 +111,8 @@ typedef struct {
 } sf_class_search_stats;
 
 /* Makes <param_dir> hold at least n_categories classes (runtime must be initialised). Dies with a
- * message on I/O errors. stats may be NULL. */
+ * message on I/O errors. stats may be NULL. After SIGINT/SIGTERM (scaffold/signals.h) it returns
+ * early, the round in flight abandoned. */
 void sf_generate_classes(const sf_config *c, sf_class_search_stats *stats);
 
 /* ---- instances (src/datagen/weights145.c, src/datagen/instances.c) ------------------------ */
@@ -139,11 +140,13 @@ typedef struct {
 } sf_instance_stats;
 
 /* Writes every missing/incomplete instance of the first n_categories classes (runtime must be
- * initialised). Dies with a message on errors. stats may be NULL. */
+ * initialised). Dies with a message on errors. stats may be NULL. After SIGINT/SIGTERM the tasks
+ * not yet started are skipped (every file present stays whole). */
 void sf_generate_instances(const sf_config *c, sf_instance_stats *stats);
 
 /* `generate_fractals`: datagen_from_scratch handling, legacy-layout warning, classes, then
- * instances. Logs a summary. Returns 0 (dies on errors). */
+ * instances. Installs scaffold/signals.h's handlers. Logs a summary. Returns 0, or
+ * SF_EXIT_INTERRUPTED after SIGINT/SIGTERM (dies on errors). */
 int sf_generate_fractals(const sf_config *c);
 
 /* Removes ".tmp-*" leftovers of interrupted atomic writes in dir (src/datagen/class_search.c). */

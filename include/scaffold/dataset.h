@@ -100,7 +100,9 @@ void sf_dataset_config_id(const sf_config *c, char out[13]);
  * Returns 0; SF_EXIT_USAGE (2) if the fractal instances are missing (run generate_fractals) or the
  * parameters are invalid (scale != 1, dc_num_shards != [1,1,1], problem_scale > 10, ...);
  * SF_EXIT_FAILURE (1) on I/O or other runtime failures (e.g. a non-finite instance file: the
- * staging directory is removed and the file is named). Honours dataset_reuse_enforce_commit_id
+ * staging directory is removed and the file is named); SF_EXIT_INTERRUPTED (130) after SIGINT/SIGTERM
+ * (scaffold/signals.h: the volumes in flight finish, a fresh dataset's staging directory is removed,
+ * nothing is published). Honours dataset_reuse_enforce_commit_id
  * (commit = $SF_GIT_COMMIT, else -DSF_GIT_COMMIT, else "no-commit-id"). */
 int sf_dataset_prepare(const sf_config *c, sf_dataset *out);
 

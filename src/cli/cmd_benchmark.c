@@ -4,6 +4,7 @@
  * its task graph, training to val Dice >= target_dice (src/train/trainer.c), figures, the trace,
  * the summary lines and the harness result JSON (scaffold/bench.h). Exit status: 0, 1 (runtime
  * failure, divergence), 2 (usage, configuration, unusable checkpoint), 130 (SIGINT/SIGTERM). */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,12 +16,14 @@
 #include "scaffold/common.h"
 #include "scaffold/config.h"
 #include "scaffold/datagen.h"
+#include "scaffold/dist.h"
 #include "scaffold/dataset.h"
 #include "scaffold/fsutil.h"
 #include "scaffold/graph.h"
 #include "scaffold/model.h"
 #include "scaffold/npy.h"
 #include "scaffold/runtime.h"
+#include "scaffold/signals.h"
 #include "scaffold/trace.h"
 #include "scaffold/trainer.h"
 
@@ -49,7 +52,9 @@ static void usage(FILE *out)
           "  --out P            write the result JSON into directory P, or to P when it ends in .json\n"
           "  --datagen-only     measure fractal + dataset generation (volumes/s) as the result's rate\n"
           "\n"
-          "SIGINT/SIGTERM stop at the next step boundary with a checkpoint (exit status 130).\n\n");
+          "SIGINT/SIGTERM stop at the next step boundary with a checkpoint (exit status 130); during\n"
+          "fractal or dataset generation they let the files in flight finish and publish nothing partial\n"
+          "(rerun the same command). A second signal exits at once.\n\n");
   sf_config_print_cli_help(out);
 }
 
@@ -74,23 +79,106 @@ static int extra_opt(void *ctx, int argc, char **argv, int i)
   return sf_bench_opts_parse(&o->bench, argc, argv, i);
 }
 
-/* 1 if the first n_categories classes and all their instances exist. */
-static int fractals_complete(const sf_config *c)
+/* 1 if the first n_categories classes and all their instances exist, each instance a complete
+ * float32 (point_num, 3) .npy (what sf_generate_instances keeps; anything else it regenerates).
+ * Otherwise 0, with what is missing in why. */
+static int fractals_complete(const sf_config *c, char *why, size_t whylen)
 {
   char *pdir = sf_fractal_param_dir(c);
   char **names = NULL;
   int n = sf_fractal_list_class_files(pdir, &names);
   sf_free_names(names, n);
+  if (n < c->n_categories) {
+    if (!sf_dir_exists(pdir))
+      snprintf(why, whylen, "%s does not exist", pdir);
+    else
+      snprintf(why, whylen, "%s holds %d of the %ld classes", pdir, n, c->n_categories);
+    free(pdir);
+    return 0;
+  }
   free(pdir);
-  if (n < c->n_categories) return 0;
   for (int cat = 0; cat < c->n_categories; cat++)
     for (int inst = 0; inst < SF_N_INSTANCES; inst++) {
       char *p = sf_fractal_instance_path(c, cat, inst);
-      int ok = sf_npy_is_complete(p);
+      sf_npy h;
+      char err[1024];
+      int ok = sf_npy_read_header(p, &h, err, sizeof err) == 0;
+      if (ok && (h.dtype != SF_NPY_F32 || h.ndim != 2 || h.shape[0] != (size_t)c->point_num || h.shape[1] != 3)) {
+        snprintf(err, sizeof err, "%s is not a float32 (%ld, 3) array", p, c->point_num);
+        ok = 0;
+      }
+      if (!ok && !sf_file_exists(p)) snprintf(why, whylen, "%s does not exist", p);
+      else if (!ok) snprintf(why, whylen, "%s", err);
       free(p);
       if (!ok) return 0;
     }
   return 1;
+}
+
+/* When fract_base_dir exists but holds no library for this variance_threshold/seed: the seed
+ * directories it does hold, so that a wrong `seed` or `variance_threshold` is easy to spot. */
+static void note_other_libraries(const sf_config *c)
+{
+  const char *base = c->fract_base_dir && c->fract_base_dir[0] ? c->fract_base_dir : ".";
+  char *root = sf_fractal_root_dir(c);
+  if (sf_dir_exists(root) || !sf_dir_exists(base)) {
+    free(root);
+    return;
+  }
+  char found[1024] = "";
+  size_t k = 0;
+  DIR *d = opendir(base);
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    if (strncmp(e->d_name, "var", 3) != 0) continue;
+    char *vdir = sf_path_join(base, e->d_name);
+    DIR *d2 = opendir(vdir);
+    struct dirent *e2;
+    while (d2 && (e2 = readdir(d2)))
+      if (!strncmp(e2->d_name, "seed", 4) && k + strlen(vdir) + strlen(e2->d_name) + 8 < sizeof found)
+        k += (size_t)snprintf(found + k, sizeof found - k, "%s%s/%s", k ? ", " : "", e->d_name, e2->d_name);
+    if (d2) closedir(d2);
+    free(vdir);
+  }
+  if (d) closedir(d);
+  if (k)
+    sf_warn("fract_base_dir %s holds fractal libraries for %s, but none at %s (variance_threshold %g, seed %ld): "
+            "check those two keys if you meant to reuse one", base, found, root, c->variance_threshold, c->seed);
+  free(root);
+}
+
+/* --run-dir: a checkpoint of another network or format version is refused before anything in the
+ * run directory is rewritten (config.yaml, overrides.yaml, restart.sh), so that a resume refused
+ * for bad overrides leaves restart.sh working. Corrupt or missing checkpoints are left to the
+ * trainer (renamed *.corrupt, fallback to checkpoint_best). */
+static void refuse_incompatible_checkpoint(const sf_config *c, const char *run_dir)
+{
+  sf_unet u;
+  char err[2048];
+  if (sf_unet_build(&u, (int)c->problem_scale, (int)c->unet_bottleneck_dim, (int)c->unet_base_channels,
+                    (int)c->n_categories + 1, (int)c->group_norm_groups, err, sizeof err) != 0)
+    return; /* reported with the model, as for a fresh run */
+  sf_ckpt_topology want;
+  sf_ckpt_topology_of(&u, &want);
+  sf_unet_free(&u);
+  char *dir = sf_path_join(run_dir, c->checkpoint_dir);
+  static const char *const names[2] = {"checkpoint_last.bin", "checkpoint_best.bin"};
+  for (int i = 0; i < 2; i++) {
+    char *p = sf_path_join(dir, names[i]);
+    sf_ckpt_state st;
+    sf_ckpt_status cs = sf_checkpoint_read(p, &want, &st, NULL, NULL, NULL, err, sizeof err);
+    free(p);
+    if (cs == SF_CKPT_MISMATCH)
+      sf_die(SF_EXIT_USAGE, "refusing to resume: %s (nothing in %s was changed)", err, run_dir);
+    long was = cs == SF_CKPT_OK && st.replicas > 0 ? st.replicas : 1; /* an epoch continues with its replicas */
+    if (cs == SF_CKPT_OK && st.partial_epoch && was != sf_dist_replicas())
+      sf_die(SF_EXIT_USAGE,
+             "refusing to resume: %s/%s stopped inside epoch %ld of a run with %ld data-parallel replica(s), and "
+             "this run has %d; relaunch with %ld replica(s) (its restart.sh does) (nothing in %s was changed)",
+             c->checkpoint_dir, names[i], st.partial_epoch, was, sf_dist_replicas(), was, run_dir);
+    if (cs == SF_CKPT_OK) break;
+  }
+  free(dir);
 }
 
 /* Fractal library (when missing) and dataset. Returns 0 or an exit status; *gen_secs gets the
@@ -100,11 +188,14 @@ static int prepare_data(const sf_config *c, sf_dataset *d, int force_fractals, d
 {
   double t0 = sf_now();
   *fract_secs = 0;
-  if (force_fractals || !fractals_complete(c)) {
+  char why[2048];
+  if (force_fractals || !fractals_complete(c, why, sizeof why)) {
     char *root = sf_fractal_root_dir(c);
-    if (!force_fractals)
-      sf_info("fractal library missing or incomplete under %s: generating it first (as `scaffold generate_fractals`)",
-              root);
+    if (!force_fractals) {
+      note_other_libraries(c);
+      sf_info("fractal library missing or incomplete under %s (%s): generating it first (as `scaffold "
+              "generate_fractals`)", root, why);
+    }
     free(root);
     int rc = sf_generate_fractals(c);
     if (rc != 0) return rc;
@@ -135,8 +226,10 @@ static int datagen_only(sf_config *c, const char *run_dir, sf_result *res, sf_be
   int rc = prepare_data(c, &d, 1, &gen, &fract);
   double secs = sf_now() - t0;
   if (rc != 0) {
-    sf_result_fail(res, "dataset generation failed (status %d)", rc);
+    sf_result_fail(res, "dataset generation %s (status %d)", rc == SF_EXIT_INTERRUPTED ? "interrupted" : "failed", rc);
     sf_result_write(res, NULL);
+    sf_ratelog_free(&log);
+    sf_remove_tree(tmpds); /* the throw-away dataset root (its staging directory is already gone) */
     return rc;
   }
   int nvol = d.n_train + d.n_val;
@@ -157,6 +250,7 @@ static int datagen_only(sf_config *c, const char *run_dir, sf_result *res, sf_be
 int sf_cmd_benchmark(int argc, char **argv)
 {
   double t_start = sf_now();
+  sf_dist_init(); /* MPI when launched by mpirun with several ranks (scaffold/dist.h); else nothing */
   sf_config c;
   sf_config_init(&c);
   cli_opts o;
@@ -170,9 +264,18 @@ int sf_cmd_benchmark(int argc, char **argv)
     sf_die(SF_EXIT_USAGE, "benchmark needs a config file: -c CONFIG");
   }
   if (o.restart && !o.run_dir) sf_die(SF_EXIT_USAGE, "--restart needs --run-dir DIR (the run directory to resume)");
+  sf_dist_check_config(&c);           /* every rank must run the same configuration */
+  sf_dist_configure(c.spatial_ranks); /* ranks = replicas x spatial_ranks */
+  if (sf_dist_active() && o.bench.datagen_only)
+    sf_die(SF_EXIT_USAGE, "--datagen-only measures one process: run it without mpirun");
+  if (!sf_dist_is_root()) { /* only rank 0 writes outputs, the result JSON included */
+    free(o.bench.out);
+    o.bench.out = NULL;
+  }
   int resume = o.run_dir != NULL || !c.train_from_scratch;
   if (o.run_dir) c.train_from_scratch = 0; /* upstream: --run-dir forces train_from_scratch False */
   sf_result *res = sf_result_begin(&o.bench, argc, argv);
+  sf_signals_install(); /* SIGINT/SIGTERM: stop cleanly at the next safe point (scaffold/signals.h) */
 
   /* ---- run directory ---- */
   char err[2048];
@@ -181,17 +284,28 @@ int sf_cmd_benchmark(int argc, char **argv)
     if (!sf_dir_exists(o.run_dir)) sf_die(SF_EXIT_USAGE, "--run-dir %s: no such directory", o.run_dir);
     run_dir = sf_strdup(o.run_dir);
   } else {
-    run_dir = sf_run_dir_create(c.base_run_dir, c.job_name, err, sizeof err);
-    if (!run_dir) sf_die(SF_EXIT_FAILURE, "%s", err);
+    run_dir = sf_dist_is_root() ? sf_run_dir_create(c.base_run_dir, c.job_name, err, sizeof err) : NULL;
+    if (sf_dist_is_root() && !run_dir) sf_die(SF_EXIT_FAILURE, "%s", err);
+    if (sf_dist_active()) { /* rank 0's directory */
+      char *rd = sf_dist_bcast_string(run_dir);
+      free(run_dir);
+      run_dir = rd;
+    }
   }
-  if (sf_run_dir_write_configs(&c, run_dir, o.run_dir == NULL, err, sizeof err) != 0) sf_die(SF_EXIT_FAILURE, "%s", err);
+  if (o.run_dir) refuse_incompatible_checkpoint(&c, run_dir);
+  if (sf_dist_is_root() && sf_run_dir_write_configs(&c, run_dir, o.run_dir == NULL, err, sizeof err) != 0)
+    sf_die(SF_EXIT_FAILURE, "%s", err);
   sf_result_set_string(res, "run_dir", run_dir);
   sf_info("benchmark: run directory %s%s", run_dir, o.run_dir ? " (resuming)" : "");
 
   /* ---- runtime ---- */
   sf_runtime_init(&c);
+  sf_signals_install(); /* starpu_init installed its own SIGINT handler */
   char desc[256], workers[128];
   sf_info("benchmark: %s", sf_runtime_describe(desc, sizeof desc));
+  if (sf_dist_active())
+    sf_info("benchmark: %d MPI ranks = %d data-parallel replica(s) x %d spatial shard(s) (StarPU-MPI); rank 0 "
+            "writes the outputs; workers per rank as above", sf_dist_size(), sf_dist_replicas(), sf_dist_spatial());
   describe_workers(workers, sizeof workers);
   sf_result_set_runtime(res, sf_runtime_scheduler(), workers);
 
@@ -208,9 +322,27 @@ int sf_cmd_benchmark(int argc, char **argv)
   /* ---- data ---- */
   sf_dataset data;
   double gen_secs = 0, fract_secs = 0;
-  int rc = prepare_data(&c, &data, 0, &gen_secs, &fract_secs);
+  int rc = sf_dist_is_root() ? prepare_data(&c, &data, 0, &gen_secs, &fract_secs) : 0;
+  if (sf_dist_active()) { /* rank 0 generates and fills the cache first; then the others load it */
+    int first = sf_dist_agree(rc);
+    if (!sf_dist_is_root()) rc = first ? first : prepare_data(&c, &data, 0, &gen_secs, &fract_secs);
+    int all = sf_dist_agree(rc);
+    if (all && !rc) sf_dataset_free(&data); /* another rank failed */
+    rc = all;
+  }
+  if (rc == 0 && sf_stop_requested()) {
+    sf_dataset_free(&data);
+    rc = SF_EXIT_INTERRUPTED;
+  }
   if (rc != 0) {
-    sf_result_fail(res, "dataset preparation failed (status %d; see stderr)", rc);
+    if (rc == SF_EXIT_INTERRUPTED) {
+      fprintf(stderr, "scaffold: benchmark interrupted by %s while preparing the data, before training: no "
+              "checkpoint yet, so rerun the benchmark command (not restart.sh); complete files are reused\n",
+              sf_signal_name(sf_stop_requested()));
+      sf_result_fail(res, "interrupted by %s while preparing the data", sf_signal_name(sf_stop_requested()));
+    } else {
+      sf_result_fail(res, "dataset preparation failed (status %d; see stderr)", rc);
+    }
     sf_result_write(res, NULL);
     sf_runtime_shutdown();
     return rc;
@@ -238,7 +370,8 @@ int sf_cmd_benchmark(int argc, char **argv)
   /* ---- train ---- */
   sf_ratelog log;
   sf_ratelog_init(&log, o.bench.sample_duration, o.bench.max_count);
-  if (c.trace && sf_trace_begin(run_dir, err, sizeof err) != 0) sf_die(SF_EXIT_FAILURE, "trace: %s", err);
+  if (c.trace && sf_dist_is_root() && sf_trace_begin(run_dir, err, sizeof err) != 0)
+    sf_die(SF_EXIT_FAILURE, "trace: %s", err);
   sf_train_install_signals();
   sf_train_setup ts = {.cfg = &c, .data = &data, .unet = &u, .graph = g, .params = params, .class_w = cw,
                        .run_dir = run_dir, .resume = resume, .require_checkpoint = o.restart || o.run_dir != NULL,
@@ -260,7 +393,7 @@ int sf_cmd_benchmark(int argc, char **argv)
   if (c.trace) sf_info("trace: %s/trace.json, worker statistics in %s/worker_stats.txt", run_dir, run_dir);
 
   /* ---- figures and summary ---- */
-  if (tr.epochs > 0) {
+  if (tr.epochs > 0 && sf_dist_is_root()) {
     int fr = sf_write_figures(&c, run_dir, err, sizeof err);
     if (fr == 1) sf_warn("figures skipped: %s", err);
     else if (fr < 0) sf_warn("figures not written: %s", err);
@@ -318,6 +451,7 @@ int sf_cmd_benchmark(int argc, char **argv)
 
   sf_graph_destroy(g);
   sf_runtime_shutdown();
+  sf_dist_finalize();
   sf_result_free(res);
   sf_ratelog_free(&log);
   free(params);

@@ -18,6 +18,7 @@
 #include "scaffold/common.h"
 #include "scaffold/datagen.h"
 #include "scaffold/fsutil.h"
+#include "scaffold/signals.h"
 
 #define MAX_ATTEMPTS_PER_TASK 64
 
@@ -40,6 +41,7 @@ static void class_batch_cpu(void *buffers[], void *arg)
 {
   (void)buffers;
   const class_batch *b = arg;
+  if (sf_stop_requested()) return; /* SIGINT/SIGTERM: the round is abandoned, see below */
   double *pts = sf_malloc(b->N * 3 * sizeof(double), "class candidate points");
   for (int i = 0; i < b->n; i++) {
     class_result *r = &b->res[i];
@@ -240,6 +242,16 @@ void sf_generate_classes(const sf_config *c, sf_class_search_stats *stats_out)
     }
     if (starpu_task_wait_array(tasks, (unsigned)ntasks) != 0) SF_ABORT("starpu_task_wait_array (class batches) failed");
     free(tasks);
+    if (sf_stop_requested()) {
+      /* Abandon the round: nothing of it is saved and the attempt counter stays, so a rerun
+       * evaluates the same attempts and writes the same classes. */
+      free(res);
+      free(batches);
+      sf_info("fractal classes: interrupted by %s; %d of %ld classes in %s, the round of attempts #%llu.. is "
+              "abandoned (a rerun repeats it)", sf_signal_name(sf_stop_requested()), L.n, c->n_categories, dir,
+              (unsigned long long)attempt);
+      break;
+    }
 
     for (long i = 0; i < round; i++) {
       st.attempts++;

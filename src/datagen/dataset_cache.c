@@ -18,6 +18,7 @@
 #include "scaffold/datagen.h"
 #include "scaffold/fsutil.h"
 #include "scaffold/npy.h"
+#include "scaffold/signals.h"
 
 #define STALE_STAGING_SECONDS (24.0 * 3600.0)
 #define TMP_PREFIX ".tmp_"
@@ -236,7 +237,13 @@ int sf_dataset_prepare(const sf_config *c, sf_dataset *out)
         goto done;
       }
       if (sf_volumes_generate(c, &p, dir, bad, nbad, err, sizeof err) != 0) {
-        fprintf(stderr, "scaffold: error: dataset repair in %s failed: %s\n", dir, err);
+        if (sf_stop_requested()) {
+          fprintf(stderr, "scaffold: dataset repair in %s %s; the files written are whole, a rerun regenerates the "
+                  "rest\n", dir, err);
+          status = SF_EXIT_INTERRUPTED;
+        } else {
+          fprintf(stderr, "scaffold: error: dataset repair in %s failed: %s\n", dir, err);
+        }
         free(bad);
         goto done;
       }
@@ -269,9 +276,19 @@ int sf_dataset_prepare(const sf_config *c, sf_dataset *out)
     free(all);
     double secs = sf_now() - t0;
     if (rc == 0) rc = sf_ds_write_meta(c, staging, config_id, commit, err, sizeof err);
+    if (rc == 0 && sf_stop_requested()) {
+      snprintf(err, sizeof err, "interrupted by %s before publishing", sf_signal_name(sf_stop_requested()));
+      rc = -1;
+    }
     if (rc != 0) {
-      fprintf(stderr, "scaffold: error: dataset generation failed: %s\n", err);
       sf_remove_tree(staging);
+      if (sf_stop_requested()) {
+        fprintf(stderr, "scaffold: dataset generation %s; removed the staging directory %s (nothing was published: "
+                "a rerun generates the dataset from the start, to the same bytes)\n", err, staging);
+        status = SF_EXIT_INTERRUPTED;
+      } else {
+        fprintf(stderr, "scaffold: error: dataset generation failed: %s\n", err);
+      }
       goto done;
     }
     /* Publish: <ts>__<commit>; a name taken in the same second gets a numeric suffix. */

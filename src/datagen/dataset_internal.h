@@ -15,7 +15,8 @@ int sf_dataset_grid(const sf_config *c);
 
 /* Generates volumes vols[0..n) of plan p into dir (whose volumes/ and masks/ split directories
  * exist) as one StarPU task per volume, and waits for them. StarPU must be initialised.
- * Returns 0, or -1 with the first failure (naming the file) in err and how many failed. */
+ * Returns 0, or -1 with the first failure (naming the file) in err and how many failed; after
+ * SIGINT/SIGTERM (scaffold/signals.h) the volumes not started are abandoned and it returns -1. */
 int sf_volumes_generate(const sf_config *c, const sf_volume_plan *p, const char *dir, const int *vols, int n,
                         char *err, size_t errlen);
 /* Generates one volume synchronously in the calling thread (the task body). */

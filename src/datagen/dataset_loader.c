@@ -3,6 +3,7 @@
  * the channels-first float32 (3, G, G, G) volume turned into NDHWC (G, G, G, 3) plus its uint16
  * (G, G, G) mask. Also the CE class weights from the sampled training masks (spec §6.2). */
 #include <dirent.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,9 +143,22 @@ int sf_dataset_load(const sf_dataset *d, sf_split s, int i, float *image_ndhwc, 
       free(a.data);
       rc = -1;
     }
-    free(path);
-    if (rc) return -1;
+    if (rc) {
+      free(path);
+      return -1;
+    }
     const float *src = a.data;
+    /* A NaN or inf voxel (a corrupted file with a valid header: generated volumes hold colours in
+     * [0, 1)) would only show up later as a diverged loss; name the file instead. */
+    for (size_t k = 0; k < 3 * N; k++)
+      if (!isfinite(src[k])) {
+        snprintf(err, errlen, "%s: channel %zu, voxel %zu is %g (not finite): the file is corrupt; delete it (and "
+                 "its mask) and rerun: a reused dataset regenerates missing volumes", path, k / N, k % N, (double)src[k]);
+        free(a.data);
+        free(path);
+        return -1;
+      }
+    free(path);
     for (size_t v = 0; v < N; v++) { /* (3, D, H, W) -> (D, H, W, 3) */
       image_ndhwc[3 * v] = src[v];
       image_ndhwc[3 * v + 1] = src[N + v];
@@ -164,7 +178,8 @@ int sf_dataset_load(const sf_dataset *d, sf_split s, int i, float *image_ndhwc, 
       const uint16_t *m = a.data;
       for (size_t v = 0; v < N; v++)
         if (m[v] >= d->n_classes) {
-          snprintf(err, errlen, "%s: voxel %zu has label %u, outside 0..%d", path, v, m[v], d->n_classes - 1);
+          snprintf(err, errlen, "%s: voxel %zu has label %u, outside 0..%d: the file is corrupt; delete it (and its "
+                   "volume) and rerun: a reused dataset regenerates missing volumes", path, v, m[v], d->n_classes - 1);
           rc = -1;
           break;
         }

@@ -19,6 +19,7 @@
 #include "scaffold/fsutil.h"
 #include "scaffold/npy.h"
 #include "scaffold/rng.h"
+#include "scaffold/signals.h"
 
 #define SF_STREAM_INSTANCE 0x5346494e53544e43ULL /* "SFINSTNC" */
 
@@ -79,7 +80,7 @@ typedef struct {
   uint64_t seed;
   char *path;
   double factor;  /* weight attenuation used (1 = full weights, 0 = unweighted) */
-  int status;     /* 0 ok, -1 failed (err) */
+  int status;     /* 0 ok, -1 failed (err), 1 skipped (SIGINT/SIGTERM before it started) */
   char err[384];
 } inst_job;
 
@@ -89,6 +90,11 @@ static void instance_cpu(void *buffers[], void *arg)
 {
   (void)buffers;
   inst_job *j = arg;
+  if (sf_stop_requested()) { /* abandon the tasks not started yet; the ones running finish */
+    j->status = 1;
+    atomic_fetch_add(&g_done, 1);
+    return;
+  }
   float *out = sf_malloc(j->N * 3 * sizeof(float), "instance points (float32)");
   j->factor = sf_instance_points_f32(out, j->N, j->cls, j->cat, j->inst, j->seed);
   if (j->factor < 0) {
@@ -212,9 +218,13 @@ void sf_generate_instances(const sf_config *c, sf_instance_stats *stats_out)
   st.seconds = sf_now() - t0;
   if (njobs) sf_progress_end(&prog, njobs);
 
-  long failed = 0;
+  long failed = 0, skipped = 0;
   const char *first_err = NULL;
   for (long k = 0; k < njobs; k++) {
+    if (jobs[k].status == 1) {
+      skipped++;
+      continue;
+    }
     if (jobs[k].status != 0) {
       if (!failed) first_err = jobs[k].err;
       failed++;
@@ -228,7 +238,11 @@ void sf_generate_instances(const sf_config *c, sf_instance_stats *stats_out)
   }
   if (failed) sf_die(SF_EXIT_FAILURE, "%ld of %ld fractal instances failed; first: %s", failed, njobs, first_err);
 
-  if (njobs == 0) {
+  if (skipped) {
+    sf_info("fractal instances: interrupted by %s: %ld written this run (%ld reused), %ld not started, in %s; "
+            "every file there is complete (a rerun writes the rest)",
+            sf_signal_name(sf_stop_requested()), st.written, st.reused, skipped, root);
+  } else if (njobs == 0) {
     sf_info("fractal instances: all %ld present in %s, nothing to do", st.total, root);
   } else {
     sf_info("fractal instances: %ld written (%ld reused, %ld incomplete removed) in %s, %.3f s, %.1f instances/s; "

@@ -18,6 +18,7 @@
 #include "scaffold/datagen.h"
 #include "scaffold/fsutil.h"
 #include "scaffold/npy.h"
+#include "scaffold/signals.h"
 
 #define SF_HEARTBEAT_SECONDS 300.0 /* upstream's STAGING_HEARTBEAT_INTERVAL_SECONDS */
 
@@ -136,6 +137,7 @@ typedef struct {
   int beat;            /* refresh <dir>/.heartbeat (staging directories only) */
   double last_beat;
   long done;
+  long skipped;        /* tasks abandoned on SIGINT/SIGTERM before they started */
   sf_progress prog;
 } volgen;
 
@@ -161,6 +163,12 @@ static void volume_task_cpu(void *buffers[], void *cl_arg)
   (void)buffers;
   volume_args *a = cl_arg;
   volgen *g = a->g;
+  if (sf_stop_requested()) { /* abandon the volumes not started yet; the running ones finish */
+    pthread_mutex_lock(&g->lock);
+    g->skipped++;
+    pthread_mutex_unlock(&g->lock);
+    return;
+  }
   char err[1024];
   int rc = sf_volume_generate_one(g->c, g->p, g->dir, a->vol, err, sizeof err);
   pthread_mutex_lock(&g->lock);
@@ -234,6 +242,11 @@ int sf_volumes_generate(const sf_config *c, const sf_volume_plan *p, const char 
   if (failed > 1 && rc == 0) {
     size_t l = strlen(err);
     snprintf(err + l, errlen > l ? errlen - l : 0, " (and %d more volumes failed)", failed - 1);
+  }
+  if (g.skipped && rc == 0 && !failed) {
+    snprintf(err, errlen, "interrupted by %s: %ld of %d volumes written, %ld not started",
+             sf_signal_name(sf_stop_requested()), g.done, n, g.skipped);
+    rc = -1;
   }
   free(g.err);
   pthread_mutex_destroy(&g.lock);

@@ -16,6 +16,7 @@
 
 #include "scaffold/bench.h"
 #include "scaffold/common.h"
+#include "scaffold/dist.h"
 #include "scaffold/datagen.h"
 #include "scaffold/fsutil.h"
 #include "scaffold/trainer.h"
@@ -84,6 +85,8 @@ int sf_write_restart_script(const char *run_dir, const char *scaffold_exe, char 
     return -1;
   }
   char *qdir = sf_shell_quote(absdir), *qexe = sf_shell_quote(scaffold_exe), *qcwd = sf_shell_quote(cwd);
+  char launch[128] = ""; /* a distributed run resumes with as many ranks (upstream: torchrun-hpc -n) */
+  if (sf_dist_size() > 1) snprintf(launch, sizeof launch, "${MPIRUN:-mpirun} -np %d ", sf_dist_size());
   size_t n = strlen(qdir) + strlen(qexe) + strlen(qcwd) + 1024;
   char *text = sf_malloc(n, "restart.sh");
   snprintf(text, n,
@@ -93,8 +96,8 @@ int sf_write_restart_script(const char *run_dir, const char *scaffold_exe, char 
            "# Extra arguments are passed on, e.g. --set epochs=40.\n"
            "RUN_DIR=%s\n"
            "cd %s || exit 1\n"
-           "exec %s benchmark --config \"$RUN_DIR/config.yaml\" --restart --run-dir \"$RUN_DIR\" \"$@\"\n",
-           qdir, qcwd, qexe);
+           "exec %s%s benchmark --config \"$RUN_DIR/config.yaml\" --restart --run-dir \"$RUN_DIR\" \"$@\"\n",
+           qdir, qcwd, launch, qexe);
   char *path = sf_path_join(run_dir, "restart.sh");
   int rc = sf_write_file_atomic(path, text, strlen(text));
   if (rc == 0 && chmod(path, 0755) != 0) rc = -1;
@@ -181,16 +184,24 @@ int sf_stats_csv_create(const char *path)
   return sf_write_file_atomic(path, hdr, sizeof hdr - 1);
 }
 
+/* A failed append (full disk, file-size limit) is cut back to the previous size, so the file never
+ * keeps half a row; a row torn by a crash is dropped when the file is loaded (below). */
 int sf_stats_csv_append(const char *path, const sf_epoch_row *r)
 {
   char line[1024];
   sf_epoch_row_format(r, line, sizeof line);
   FILE *f = fopen(path, "a");
   if (!f) return -1;
+  struct stat st;
+  off_t before = fstat(fileno(f), &st) == 0 ? st.st_size : -1;
   int rc = fprintf(f, "%s\n", line) < 0 ? -1 : 0;
-  if (fflush(f) != 0) rc = -1;
-  if (rc == 0 && fsync(fileno(f)) != 0) rc = -1;
-  if (fclose(f) != 0) rc = -1;
+  int e = rc ? errno : 0;
+  if (fflush(f) != 0 && !rc) rc = -1, e = errno;
+  if (rc == 0 && fsync(fileno(f)) != 0) rc = -1, e = errno;
+  if (fclose(f) != 0 && !rc) rc = -1, e = errno;
+  if (rc != 0 && before >= 0 && truncate(path, before) != 0) /* after fclose: nothing buffered is left */
+    sf_warn("cannot cut %s back to its last complete row (%lld bytes): %s", path, (long long)before, strerror(errno));
+  if (rc) errno = e ? e : EIO;
   return rc;
 }
 
@@ -203,6 +214,17 @@ int sf_stats_csv_load(const char *path, sf_epoch_row **rows, size_t *n, char *er
   if (!text) {
     snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
     return -1;
+  }
+  /* A last line without its '\n' is a row torn by a crash in the middle of an append (the
+   * append is one small write, made durable before the epoch's checkpoint): it is dropped, and
+   * the resume that loads the file rewrites it without that row. */
+  size_t tlen = strlen(text);
+  if (tlen && text[tlen - 1] != '\n') {
+    char *last = strrchr(text, '\n');
+    if (last) {
+      sf_warn("%s: dropping an incomplete last line '%.60s' (a write interrupted by a crash)", path, last + 1);
+      last[1] = '\0';
+    }
   }
   size_t cap = 16, k = 0;
   sf_epoch_row *out = sf_malloc(cap * sizeof *out, "train_stats rows");

@@ -10,7 +10,19 @@
  *
  * A stop inside an epoch (signal, --max-count) saves the epoch's position and running sums in the
  * checkpoint; a resume finishes that epoch exactly as an uninterrupted run would, so no partial
- * row is ever written to train_stats.csv (its header stays upstream's). */
+ * row is ever written to train_stats.csv (its header stays upstream's).
+ *
+ * Distributed (mpirun, scaffold/dist.h): each replica takes its DistributedSampler share; every
+ * shard of a replica runs the same steps. Each step's loss, Dice and sample count are summed over
+ * replicas (shard 0 of each contributes) before they enter the epoch's running sums, so every rank
+ * holds the same global sums, in the same order, and a resumed epoch adds up exactly as an
+ * uninterrupted one; validation sums are reduced once per epoch. Decisions
+ * that end or redirect the loop (signals, --max-count, divergence, I/O failures) are agreed by
+ * every rank at each step boundary, so no rank is left waiting in a collective. Rank 0 alone
+ * writes the CSV and the checkpoints; a resume reads them on rank 0 and broadcasts. With B > 1 the
+ * host's batch-mean gradient goes through the graph's all-reduce and Adam (sf_graph_apply_grads).
+ * SF_CHECK_REPLICAS=1 compares the parameters of every rank after every step (tests). */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -19,39 +31,19 @@
 #include <unistd.h>
 
 #include "scaffold/common.h"
+#include "scaffold/dist.h"
 #include "scaffold/fsutil.h"
 #include "scaffold/ops.h"
+#include "scaffold/signals.h"
 #include "scaffold/tasks.h"
 #include "scaffold/trace.h"
 #include "scaffold/trainer.h"
 
-/* ---- signals ---- */
+/* ---- signals (scaffold/signals.h) ---- */
 
-static volatile sig_atomic_t g_stop;
+void sf_train_install_signals(void) { sf_signals_install(); }
 
-static void on_signal(int sig)
-{
-  if (g_stop) {
-    static const char msg[] = "\nscaffold: second signal: exiting now without a checkpoint\n";
-    ssize_t w = write(2, msg, sizeof msg - 1);
-    (void)w;
-    _exit(SF_EXIT_INTERRUPTED);
-  }
-  g_stop = sig;
-}
-
-void sf_train_install_signals(void)
-{
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-}
-
-int sf_train_stop_requested(void) { return (int)g_stop; }
+int sf_train_stop_requested(void) { return sf_stop_requested(); }
 
 double sf_train_lr(const sf_config *c, long sched_steps)
 {
@@ -75,6 +67,10 @@ typedef struct {
   sf_ckpt_state st;
   char *ckpt_dir, *last_path, *best_path, *csv_path;
   int tty;
+  int R, rep;               /* replicas and this rank's replica (1, 0 in a single process) */
+  int contrib;              /* 1: this rank's sums count in the global ones (shard 0 of its replica) */
+  int check_replicas;       /* SF_CHECK_REPLICAS=1: parameters compared across ranks after each step */
+  long checked;             /* steps whose parameters were compared */
 } tctx;
 
 typedef struct {
@@ -123,6 +119,13 @@ static void train_batch(tctx *t, const int *idx, int b, double lr, long adam_ste
     sf_graph_release_state(t->g);
   }
   const float inv = 1.0f / (float)b;
+  if (sf_dist_active()) { /* mean over the batch here, over replicas in the graph's all-reduce */
+    for (size_t i = 0; i < t->N; i++) t->gacc[i] *= inv;
+    sf_graph_apply_grads(t->g, t->gacc, lr, adam_step);
+    o->norm = sf_graph_last_grad_norm(t->g);
+    o->flops += 10.0 * (double)t->N;
+    return;
+  }
   double sumsq = 0;
   for (size_t i = 0; i < t->N; i++) {
     t->gacc[i] *= inv;
@@ -135,6 +138,19 @@ static void train_batch(tctx *t, const int *idx, int b, double lr, long adam_ste
                SF_ADAM_BETA1, SF_ADAM_BETA2, SF_ADAM_EPS, adam_step, coef);
   sf_graph_release_state(t->g);
   o->flops += 10.0 * (double)t->N;
+}
+
+/* SF_CHECK_REPLICAS=1: the weights must be bitwise identical on every rank after every step. */
+static void check_replicas(tctx *t, const char *phase, long step)
+{
+  if (!t->check_replicas || !sf_dist_active()) return;
+  char msg[4096];
+  sf_graph_acquire_state(t->g, 0);
+  int rc = sf_dist_check_identical(sf_graph_params(t->g), t->N * sizeof(float), msg, sizeof msg);
+  sf_graph_release_state(t->g);
+  if (rc != 0) sf_die(SF_EXIT_FAILURE, "replica check: the parameters differ across ranks after %s step %ld: %s", phase,
+                      step, msg);
+  t->checked++;
 }
 
 static void snapshot(tctx *t, float *buf, int restore)
@@ -158,7 +174,12 @@ static void tctx_init(tctx *t, const sf_train_setup *s)
   t->B = (int)s->cfg->local_batch_size;
   t->n_train = s->data->n_train;
   t->n_val = s->data->n_val;
-  t->per = sf_sampler_per_replica(t->n_train, 1);
+  t->R = sf_dist_replicas();
+  t->rep = sf_dist_replica();
+  t->contrib = sf_dist_shard() == 0;
+  const char *chk = getenv("SF_CHECK_REPLICAS");
+  t->check_replicas = chk && !strcmp(chk, "1");
+  t->per = sf_sampler_per_replica(t->n_train, t->R);
   size_t G = (size_t)s->data->grid, vox = G * G * G;
   t->x = sf_aligned_alloc(vox * (size_t)s->unet->in_channels * sizeof(float), "sample image");
   t->lab = sf_aligned_alloc(vox * sizeof(uint16_t), "sample labels");
@@ -169,7 +190,7 @@ static void tctx_init(tctx *t, const sf_train_setup *s)
   t->last_path = sf_path_join(t->ckpt_dir, "checkpoint_last.bin");
   t->best_path = sf_path_join(t->ckpt_dir, "checkpoint_best.bin");
   t->csv_path = sf_path_join(s->run_dir, "train_stats.csv");
-  t->tty = isatty(2);
+  t->tty = isatty(2) && sf_dist_is_root();
 }
 
 static void tctx_free(tctx *t)
@@ -189,13 +210,13 @@ static void tctx_free(tctx *t)
 static double warmup(tctx *t)
 {
   const sf_config *c = t->c;
-  int steps = sf_sampler_steps(t->n_train, 1, t->B);
+  int steps = sf_sampler_steps(t->n_train, t->R, t->B);
   int nb = (int)(c->warmup_batches < steps ? c->warmup_batches : steps);
   if (nb <= 0) return 0;
   double t0 = sf_now(), tr0 = sf_trace_now();
   float *saved = sf_aligned_alloc(3 * t->N * sizeof(float), "warm-up snapshot");
   snapshot(t, saved, 0);
-  sf_sampler_train_order(t->n_train, 1, 0, 0, t->order);
+  sf_sampler_train_order(t->n_train, t->R, t->rep, 0, t->order);
   double lr = sf_train_lr(c, 0);
   step_out o;
   int bad = 0;
@@ -203,6 +224,7 @@ static double warmup(tctx *t)
     int b = t->per - k * t->B < t->B ? t->per - k * t->B : t->B;
     train_batch(t, t->order + (size_t)k * t->B, b, lr, k + 1, &o);
     bad += !o.ok;
+    check_replicas(t, "warm-up", k + 1);
     sf_trace_collect();
   }
   /* one more step for the ragged final batch size, if warm-up did not reach it */
@@ -248,18 +270,23 @@ static int save_checkpoint(tctx *t, int consider_best)
   int new_best = consider_best && t->st.epoch > 0 && t->st.partial_epoch == 0 &&
                  t->st.val_loss_avg < t->st.best_val_loss;
   if (new_best) t->st.best_val_loss = t->st.val_loss_avg;
-  sf_graph_acquire_state(t->g, 0);
-  const float *p = sf_graph_params(t->g), *m = sf_graph_adam_m(t->g), *v = sf_graph_adam_v(t->g);
-  int rc = sf_checkpoint_write(t->last_path, &t->st, p, m, v, err, sizeof err);
-  if (rc == 0 && new_best) rc = sf_checkpoint_write(t->best_path, &t->st, p, m, v, err, sizeof err);
-  sf_graph_release_state(t->g);
-  if (rc != 0) fprintf(stderr, "scaffold: error: %s\n", err);
-  return rc;
+  t->st.replicas = t->R;
+  t->st.spatial_ranks = sf_dist_spatial();
+  int rc = 0;
+  if (sf_dist_is_root()) { /* the parameters are the same on every rank */
+    sf_graph_acquire_state(t->g, 0);
+    const float *p = sf_graph_params(t->g), *m = sf_graph_adam_m(t->g), *v = sf_graph_adam_v(t->g);
+    rc = sf_checkpoint_write(t->last_path, &t->st, p, m, v, err, sizeof err);
+    if (rc == 0 && new_best) rc = sf_checkpoint_write(t->best_path, &t->st, p, m, v, err, sizeof err);
+    sf_graph_release_state(t->g);
+    if (rc != 0) fprintf(stderr, "scaffold: error: %s\n", err);
+  }
+  return sf_dist_agree(rc != 0) ? -1 : 0;
 }
 
 /* Loads checkpoint_last, else checkpoint_best. Returns 0 (loaded), 1 (none exists), -1 (error,
  * message in r->error, status in r->status). A corrupt file is renamed *.corrupt. */
-static int load_checkpoint(tctx *t, sf_train_result *r)
+static int load_checkpoint_here(tctx *t, sf_train_result *r)
 {
   const char *paths[2] = {t->last_path, t->best_path};
   sf_ckpt_topology want;
@@ -315,6 +342,66 @@ static int load_checkpoint(tctx *t, sf_train_result *r)
   return 1;
 }
 
+/* Distributed: rank 0 loads (as above) and broadcasts the outcome, the state (with the global
+ * running sums of an interrupted epoch), the parameters and the Adam moments. An epoch stopped
+ * midway resumes only with the replica count that ran it (its sampler positions). */
+static int load_checkpoint(tctx *t, sf_train_result *r)
+{
+  int lc = sf_dist_is_root() ? load_checkpoint_here(t, r) : 1;
+  if (sf_dist_active()) {
+    int hdr[2] = {lc, r->status};
+    sf_dist_bcast(hdr, sizeof hdr);
+    char *e = sf_dist_bcast_string(r->error);
+    snprintf(r->error, sizeof r->error, "%s", e);
+    free(e);
+    lc = hdr[0];
+    r->status = hdr[1];
+    if (lc != 0) return lc;
+    sf_dist_bcast(&t->st, sizeof t->st);
+    sf_graph_acquire_state(t->g, 1);
+    sf_dist_bcast(sf_graph_params(t->g), t->N * sizeof(float));
+    sf_dist_bcast(sf_graph_adam_m(t->g), t->N * sizeof(float));
+    sf_dist_bcast(sf_graph_adam_v(t->g), t->N * sizeof(float));
+    sf_graph_release_state(t->g);
+  }
+  if (lc != 0) return lc;
+  long was = t->st.replicas > 0 ? t->st.replicas : 1, spatial = t->st.spatial_ranks > 0 ? t->st.spatial_ranks : 1;
+  if (t->st.partial_epoch && was != t->R) {
+    snprintf(r->error, sizeof r->error,
+             "refusing to resume: the checkpoint in %s stopped inside epoch %ld of a run with %ld replica(s) (%ld "
+             "rank(s) x %ld spatial), and an epoch cannot be continued with %d replica(s); rerun with %ld replica(s), "
+             "or resume from a checkpoint taken at the end of an epoch",
+             t->ckpt_dir, t->st.partial_epoch, was, was * spatial, spatial, t->R, was);
+    r->status = SF_EXIT_USAGE;
+    return -1;
+  }
+  if (was != t->R || spatial != sf_dist_spatial())
+    sf_info("the checkpoint was written by %ld replica(s) x %ld spatial rank(s); continuing with %d x %d", was, spatial,
+            t->R, sf_dist_spatial());
+  return 0;
+}
+
+/* Removes "<dir>/.tmp-<name>-<pid>" files (fsutil's atomic writes) of processes that no longer
+ * exist: writes cut short by a crash, kill -9 or a second SIGINT. Files of this process (an open
+ * trace) and of live processes are kept. */
+static void sweep_stale_tmp(const char *dir)
+{
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    if (strncmp(e->d_name, ".tmp-", 5) != 0) continue;
+    const char *dash = strrchr(e->d_name, '-');
+    char *end;
+    long pid = dash ? strtol(dash + 1, &end, 10) : 0;
+    if (!dash || end == dash + 1 || *end || pid <= 0 || pid == (long)getpid()) continue;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+    char *p = sf_path_join(dir, e->d_name);
+    if (unlink(p) == 0) sf_info("removed %s, left by an interrupted write of process %ld", p, pid);
+    free(p);
+  }
+  if (d) closedir(d);
+}
+
 /* ---- the loop ---- */
 
 static void clear_partial(sf_ckpt_state *st)
@@ -351,14 +438,23 @@ int sf_train(const sf_train_setup *s, sf_train_result *r)
   sf_epoch_row *rows = NULL;
   size_t nrows = 0;
 
-  if (t.B > t.n_train || t.B > t.n_val) {
-    fail(r, SF_EXIT_USAGE, "local_batch_size %d exceeds the training (%d) or validation (%d) sample count", t.B,
-         t.n_train, t.n_val);
+  if ((long)t.B * t.R > t.n_train || (long)t.B * t.R > t.n_val) {
+    if (t.R > 1)
+      fail(r, SF_EXIT_USAGE, "the global batch (local_batch_size %d x %d replicas) exceeds the training (%d) or "
+           "validation (%d) sample count", t.B, t.R, t.n_train, t.n_val);
+    else
+      fail(r, SF_EXIT_USAGE, "local_batch_size %d exceeds the training (%d) or validation (%d) sample count", t.B,
+           t.n_train, t.n_val);
     goto out;
   }
-  if (sf_mkdir_p(t.ckpt_dir) != 0) {
-    fail(r, SF_EXIT_FAILURE, "cannot create %s: %s", t.ckpt_dir, strerror(errno));
+  int mk = sf_dist_is_root() && sf_mkdir_p(t.ckpt_dir) != 0 ? errno : 0;
+  if (sf_dist_agree(mk != 0)) {
+    fail(r, SF_EXIT_FAILURE, "cannot create %s: %s", t.ckpt_dir, mk ? strerror(mk) : "failed on rank 0");
     goto out;
+  }
+  if (sf_dist_is_root()) {
+    sweep_stale_tmp(t.ckpt_dir);
+    sweep_stale_tmp(s->run_dir);
   }
 
   /* resume or fresh start */
@@ -376,20 +472,25 @@ int sf_train(const sf_train_setup *s, sf_train_result *r)
     }
     loaded = lc == 0;
   }
-  if (loaded) {
+  int csv_rc = 0; /* rank 0 keeps the CSV and the checkpoint files */
+  if (loaded && sf_dist_is_root()) {
     if (sf_stats_csv_truncate(t.csv_path, t.st.epoch + 1, &rows, &nrows, err, sizeof err) != 0) {
       fail(r, SF_EXIT_FAILURE, "%s", err);
-      goto out;
+      csv_rc = 1;
     }
-  } else {
+  } else if (sf_dist_is_root()) {
     if (!s->resume && c->train_from_scratch) {
       unlink(t.last_path);
       unlink(t.best_path);
     }
     if (sf_stats_csv_create(t.csv_path) != 0) {
       fail(r, SF_EXIT_FAILURE, "cannot write %s: %s", t.csv_path, strerror(errno));
-      goto out;
+      csv_rc = 1;
     }
+  }
+  if (sf_dist_agree(csv_rc)) {
+    if (!csv_rc) fail(r, SF_EXIT_FAILURE, "rank 0 could not prepare %s (see its error)", t.csv_path);
+    goto out;
   }
   for (size_t i = 0; i < nrows; i++) {
     r->sum_epoch_time += rows[i].epoch_duration;
@@ -406,7 +507,7 @@ int sf_train(const sf_train_setup *s, sf_train_result *r)
   r->total_optimizer_steps = t.st.total_optimizer_steps;
   r->final_val_dice = t.st.val_dice;
   double val_dice = t.st.val_dice;
-  int steps = sf_sampler_steps(t.n_train, 1, t.B);
+  int steps = sf_sampler_steps(t.n_train, t.R, t.B);
   long saved_epoch = loaded && !t.st.partial_epoch ? t.st.epoch : -1;
   int checkpoint_every = c->checkpoint_interval > 0;
 
@@ -423,7 +524,8 @@ int sf_train(const sf_train_setup *s, sf_train_result *r)
   r->warmup_seconds = warmup(&t);
   if (sf_train_stop_requested()) {
     r->interrupted = sf_train_stop_requested();
-    fail(r, SF_EXIT_INTERRUPTED, "interrupted by signal %d during warm-up; nothing to save", r->interrupted);
+    fail(r, SF_EXIT_INTERRUPTED, "interrupted by %s during warm-up (rolled back; no step taken, nothing to save)",
+         sf_signal_name(r->interrupted));
     goto out;
   }
 
@@ -442,18 +544,25 @@ int sf_train(const sf_train_setup *s, sf_train_result *r)
     if (t.st.partial_epoch == epoch) {
       k0 = (int)t.st.partial_steps;
       prior_secs = t.st.partial_seconds;
-      loss_sum = t.st.partial_loss;
+      loss_sum = t.st.partial_loss; /* global sums (over replicas) */
       dice_sum = t.st.partial_dice;
       nsamp = t.st.partial_samples;
       opt_steps = t.st.partial_opt_steps;
     }
     clear_partial(&t.st);
-    sf_sampler_train_order(t.n_train, 1, 0, epoch, t.order);
+    sf_sampler_train_order(t.n_train, t.R, t.rep, epoch, t.order);
     double lr = sf_train_lr(c, t.st.sched_steps);
     double flops = 0, train_secs = 0, here = 0;
     for (int k = k0; k < steps; k++) {
       int stop_sig = sf_train_stop_requested();
-      if (stop_sig || (sf_ratelog_done(s->rates) && k > k0)) {
+      int stop_count = sf_ratelog_done(s->rates) && k > k0;
+      if (sf_dist_active()) { /* every rank stops at the same step boundary */
+        int f[2] = {stop_sig, stop_count};
+        sf_dist_allreduce_max(f, 2);
+        stop_sig = f[0];
+        stop_count = f[1];
+      }
+      if (stop_sig || stop_count) {
         /* stop at this step boundary: save the epoch's position */
         t.st.partial_epoch = epoch;
         t.st.partial_steps = k;
@@ -466,7 +575,7 @@ int sf_train(const sf_train_setup *s, sf_train_result *r)
           r->interrupted = stop_sig;
           int rc = save_checkpoint(&t, 0);
           fail(r, SF_EXIT_INTERRUPTED, "interrupted by %s in epoch %ld after step %d/%d; %s",
-               stop_sig == SIGINT ? "SIGINT" : stop_sig == SIGTERM ? "SIGTERM" : "a signal", epoch, k, steps,
+               sf_signal_name(stop_sig), epoch, k, steps,
                rc == 0 ? "checkpoint saved: resume with restart.sh in the run directory"
                        : "the checkpoint could not be written");
         } else {
@@ -483,7 +592,17 @@ int sf_train(const sf_train_setup *s, sf_train_result *r)
       long adam_step = t.st.global_step + 1;
       sf_ratelog_iter_begin(s->rates);
       train_batch(&t, t.order + (size_t)k * t.B, b, lr, adam_step, &o);
-      sf_ratelog_iter_end(s->rates, b, o.flops);
+      sf_ratelog_iter_end(s->rates, b * t.R, o.flops); /* global samples: every rank counts the same */
+      check_replicas(&t, "training", adam_step);
+      double bsum = b; /* samples of this step, over replicas */
+      if (sf_dist_active()) { /* the step's global sums; a diverged replica stops them all */
+        double v[4] = {t.contrib ? o.loss : 0, t.contrib ? o.dice : 0, t.contrib ? b : 0, o.ok ? 0 : 1};
+        sf_dist_allreduce_sum(v, 4);
+        o.loss = v[0];
+        o.dice = v[1];
+        bsum = v[2];
+        o.ok = v[3] == 0;
+      }
       double d = sf_now() - s0;
       if (sf_trace_active()) {
         char name[64];
@@ -496,29 +615,30 @@ int sf_train(const sf_train_setup *s, sf_train_result *r)
       opt_steps++;
       loss_sum += o.loss;
       dice_sum += o.dice;
-      nsamp += b;
-      here += b;
+      nsamp += bsum;
+      here += b * t.R;
       flops += o.flops;
       train_secs += d;
-      r->train_samples += b;
-      sf_ratelog_log(s->rates, "loss", o.loss / b);
+      r->train_samples += b * t.R;
+      sf_ratelog_log(s->rates, "loss", o.loss / bsum);
       if (!o.ok) {
         fprintf(stderr,
                 "scaffold: error: training diverged in epoch %ld at step %d/%d (global step %ld): non-finite loss\n"
                 "  step statistics: ce %.9g | soft fg dice %.9g | loss %.9g | lr %.9g | grad norm %.9g | batch %d\n",
-                epoch, k + 1, steps, t.st.global_step, o.ce / b, o.dice / b, o.loss / b, lr, o.norm, b);
+                epoch, k + 1, steps, t.st.global_step, o.ce / b, o.dice / bsum, o.loss / bsum, lr, o.norm, b);
         fail(r, SF_EXIT_FAILURE, "training diverged in epoch %ld at step %d/%d (global step %ld): loss %g", epoch,
-             k + 1, steps, t.st.global_step, o.loss / b);
+             k + 1, steps, t.st.global_step, o.loss / bsum);
         goto out;
       }
-      progress(&t, epoch, k + 1, steps, o.loss / b, train_secs > 0 ? here / train_secs : 0);
+      progress(&t, epoch, k + 1, steps, o.loss / bsum, train_secs > 0 ? here / train_secs : 0);
       if (sf_ratelog_done(s->rates) && k + 1 == steps) stop_after_epoch = 1;
     }
     /* ---- validate ---- */
     double tv0 = sf_trace_now();
     int vstart, vcount;
-    sf_sampler_val_range(t.n_val, 1, 0, &vstart, &vcount);
-    double vloss = 0, vdice = 0;
+    sf_sampler_val_range(t.n_val, t.R, t.rep, &vstart, &vcount);
+    double vloss = 0, vdice = 0, vn = vcount;
+    int vbad = -1;
     for (int i = vstart; i < vstart + vcount; i++) {
       double out[4];
       load_sample(&t, SF_SPLIT_VAL, i);
@@ -529,13 +649,30 @@ int sf_train(const sf_train_setup *s, sf_train_result *r)
       if (!isfinite(out[2]) || isnan(out[3])) {
         fprintf(stderr, "scaffold: error: training diverged: validation in epoch %ld, sample %d: ce %.9g | soft fg "
                 "dice %.9g | loss %.9g | hard fg dice %.9g\n", epoch, i, out[0], out[1], out[2], out[3]);
-        fail(r, SF_EXIT_FAILURE, "training diverged: non-finite validation loss in epoch %ld (sample %d)", epoch, i);
-        goto out;
+        if (!sf_dist_active()) {
+          fail(r, SF_EXIT_FAILURE, "training diverged: non-finite validation loss in epoch %ld (sample %d)", epoch, i);
+          goto out;
+        }
+        if (vbad < 0) vbad = i; /* distributed: finish the block, then agree */
       }
     }
+    if (sf_dist_active()) { /* global sums over replicas (spec §6.6 step 4) */
+      double sums[3] = {t.contrib ? vloss : 0, t.contrib ? vdice : 0, t.contrib ? vn : 0};
+      sf_dist_allreduce_sum(sums, 3);
+      int bad[1] = {vbad >= 0};
+      sf_dist_allreduce_max(bad, 1);
+      if (bad[0]) {
+        fail(r, SF_EXIT_FAILURE, "training diverged: non-finite validation loss in epoch %ld (%s)", epoch,
+             vbad >= 0 ? "see this rank's sample above" : "on another rank");
+        goto out;
+      }
+      vloss = sums[0];
+      vdice = sums[1];
+      vn = sums[2];
+    }
     sf_trace_span("validation", "phase", tv0, sf_trace_now());
-    val_dice = vcount ? vdice / vcount : 0;
-    double val_loss_avg = vcount ? vloss / vcount : 0;
+    val_dice = vn > 0 ? vdice / vn : 0;
+    double val_loss_avg = vn > 0 ? vloss / vn : 0;
     if (!isfinite(loss_sum)) {
       fail(r, SF_EXIT_FAILURE, "training diverged in epoch %ld: epoch loss %g", epoch, loss_sum);
       goto out;
@@ -556,8 +693,9 @@ int sf_train(const sf_train_setup *s, sf_train_result *r)
                         .epoch_duration = duration,
                         .optimizer_steps = opt_steps,
                         .total_optimizer_steps = t.st.total_optimizer_steps};
-    if (sf_stats_csv_append(t.csv_path, &row) != 0) {
-      fail(r, SF_EXIT_FAILURE, "cannot append to %s: %s", t.csv_path, strerror(errno));
+    int app = sf_dist_is_root() && sf_stats_csv_append(t.csv_path, &row) != 0 ? errno : 0;
+    if (sf_dist_agree(app != 0)) {
+      fail(r, SF_EXIT_FAILURE, "cannot append to %s: %s", t.csv_path, app ? strerror(app) : "failed on rank 0");
       goto out;
     }
     t.st.epoch = epoch;
@@ -605,6 +743,9 @@ int sf_train(const sf_train_setup *s, sf_train_result *r)
     fail(r, SF_EXIT_FAILURE, "cannot write the final checkpoint");
 
 out:
+  if (t.check_replicas && sf_dist_active() && !r->status)
+    sf_info("replica check: parameters bitwise identical on all %d ranks after each of %ld steps", sf_dist_size(),
+            t.checked);
   free(rows);
   tctx_free(&t);
   return r->status;

@@ -3,7 +3,9 @@
 
 #include <stdarg.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 void sf_abort_at(const char *file, int line, const char *fmt, ...)
 {
@@ -16,6 +18,12 @@ void sf_abort_at(const char *file, int line, const char *fmt, ...)
   abort();
 }
 
+/* exit() from a thread other than the main one (a StarPU worker running a task: an allocation
+ * failure in a kernel or a datagen task) would run the atexit handlers and library destructors
+ * (OpenBLAS frees its buffers) while the other workers still compute: a crash instead of a clean
+ * error. Such a thread flushes the streams and ends the process with _exit. */
+static int on_main_thread(void) { return (pid_t)syscall(SYS_gettid) == getpid(); }
+
 void sf_die(int status, const char *fmt, ...)
 {
   va_list ap;
@@ -25,6 +33,10 @@ void sf_die(int status, const char *fmt, ...)
   vfprintf(stderr, fmt, ap);
   va_end(ap);
   fputc('\n', stderr);
+  if (!on_main_thread()) {
+    fflush(NULL);
+    _exit(status);
+  }
   exit(status);
 }
 
@@ -65,7 +77,8 @@ void *sf_malloc(size_t bytes, const char *what)
 void *sf_calloc(size_t n, size_t elem, const char *what)
 {
   void *p = calloc(n ? n : 1, elem ? elem : 1);
-  if (!p) oom(n * elem, what);
+  size_t bytes;
+  if (!p) oom(__builtin_mul_overflow(n, elem, &bytes) ? SIZE_MAX : bytes, what);
   return p;
 }
 
