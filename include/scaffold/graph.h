@@ -53,6 +53,10 @@ int sf_graph_train_step(sf_graph *g, const float *x, const uint16_t *labels, con
 /* Forward + loss + backward only: the gradients (arena layout, see sf_graph_grads) of one sample;
  * no clipping, no update. out as above. */
 int sf_graph_grad_step(sf_graph *g, const float *x, const uint16_t *labels, const float *class_w, double out[3]);
+/* Clipping and Adam (after the all-reduce over ranks, when distributed) on gradients the host
+ * computed: grads (arena layout) replace this rank's gradients first. The local_batch_size > 1
+ * path of a distributed run: the host averages the per-sample gradients of sf_graph_grad_step. */
+void sf_graph_apply_grads(sf_graph *g, const float *grads, double lr, long adam_step);
 /* Validation: forward only. out: ce, soft foreground Dice, loss, hard foreground Dice. */
 int sf_graph_eval(sf_graph *g, const float *x, const uint16_t *labels, const float *class_w, double out[4]);
 /* Forward only; logits (G,G,G,K) copied out (for tests and inference). */
@@ -63,7 +67,9 @@ void sf_graph_forward(sf_graph *g, const float *x, float *logits);
 void sf_graph_acquire_state(sf_graph *g, int write);
 void sf_graph_release_state(sf_graph *g);
 float *sf_graph_params(sf_graph *g);
-float *sf_graph_grads(sf_graph *g);   /* gradients of the last step, before clipping */
+float *sf_graph_grads(sf_graph *g);   /* gradients of the last step, before clipping; distributed:
+                                       * after a train step the mean over replicas, after a grad
+                                       * step this rank's own (its slabs' part in a spatial run) */
 float *sf_graph_adam_m(sf_graph *g);
 float *sf_graph_adam_v(sf_graph *g);
 /* Global gradient L2 norm of the last train step (before clipping). */

@@ -126,6 +126,15 @@ void insert_task_zero(const sf_topt *o, sf_handle h);
  * stay valid until the task has run (the caller waits for the step). */
 void insert_task_sample_load(const sf_topt *o, sf_handle dst, const void *src, size_t bytes);
 
+/* ---- distribution (codelets/dist.c, scaffold/dist.h) ---------------------------------------------
+ * dst: a one-plane block (H,W,C) written with the last (last != 0) or first plane of the slab src. */
+void insert_task_plane_copy(const sf_topt *o, sf_handle dst, sf_handle src, int last);
+/* acc (float vector) = (acc + other) * scale: one combine step of the gradient all-reduce. */
+void insert_task_grad_combine(const sf_topt *o, sf_handle acc, sf_handle other, float scale);
+/* A task that runs nowhere: later accesses to `gate` wait until `after` has been produced (the
+ * all-reduce posts a receive into its buffer only once the local gradient is complete). */
+void insert_task_gate(const sf_topt *o, sf_handle gate, sf_handle after);
+
 /* ---- accounting -----------------------------------------------------------------------------------
  * Every insert_task_* adds its declared flops and one task to process-wide counters (updated by the
  * submitting thread), for step-flops and tasks-per-step reports. */

@@ -18,11 +18,32 @@ typedef struct sf_tensor {
   char name[48];   /* for traces: "enc2.pre_a" etc. (slab k gets coordinate k) */
   int D, H, W, C;  /* NDHWC extents; C = 1 for label volumes */
   size_t elemsize; /* 4 for float, 2 for uint16 labels, 1 for uint8 argmax */
-  void *data;      /* D*H*W*C*elemsize bytes, zeroed at creation */
+  void *data;      /* D*H*W*C*elemsize bytes, zeroed at creation; distributed: the owned slabs only,
+                    * planes [d0[k_lo], d0[k_hi]) */
   int nslabs;
   int d0[SF_MAX_SLABS + 1]; /* slab k covers planes [d0[k], d0[k+1]) */
   sf_handle slab[SF_MAX_SLABS];
+  /* ---- spatially distributed tensors (sf_tensor_init_dist); a single process: k_lo = 0,
+   * k_hi = nslabs and no planes ---- */
+  int k_lo, k_hi;                   /* slabs owned by this rank */
+  size_t data_bytes;                /* bytes allocated at data */
+  sf_handle plane_lo[SF_MAX_SLABS]; /* at a shard boundary k: copy of slab k-1's last plane (k's lo halo) */
+  sf_handle plane_hi[SF_MAX_SLABS]; /* at a shard boundary k+1: copy of slab k+1's first plane (k's hi halo) */
+  void *plane_mem;                  /* the owned planes' memory */
+  size_t plane_bytes;
 } sf_tensor;
+
+/* Ownership of a tensor's slabs over StarPU-MPI ranks (scaffold/dist.h). Slabs are registered with
+ * their owner and the tag (SF_TAG_SLAB, scope, obj, k); memory is allocated for the owned slabs
+ * only. With halo != 0, every boundary between slabs of different owners gets two one-plane
+ * handles (tags SF_TAG_HALO), which sf_tensor_lo/hi return instead of the neighbouring slab and
+ * sf_tensor_halo_exchange fills: StarPU-MPI then moves one plane per boundary and direction. */
+typedef struct sf_tensor_dist {
+  const int *owner; /* world rank of slab k, k = 0..nslabs-1; the owned slabs must be contiguous */
+  int me;           /* this rank */
+  int scope, obj;   /* tag scope (the replica) and object (unique per tensor in the replica) */
+  int halo;
+} sf_tensor_dist;
 
 /* Slab boundaries for a level of edge D = coarse_edge * scale: d0[k] = floor(k*coarse_edge/n) * scale,
  * k = 0..n. Requires 1 <= n <= min(coarse_edge, SF_MAX_SLABS). */
@@ -32,15 +53,22 @@ void sf_slab_bounds(int *d0, int n, int coarse_edge, int scale);
  * StarPU must be running. Dies on allocation failure. */
 void sf_tensor_init(sf_tensor *t, const char *name, int D, int H, int W, int C, size_t elemsize, int nslabs,
                     const int *d0);
+/* The same, distributed over ranks (see sf_tensor_dist). */
+void sf_tensor_init_dist(sf_tensor *t, const char *name, int D, int H, int W, int C, size_t elemsize, int nslabs,
+                         const int *d0, const sf_tensor_dist *dist);
+/* Submits the halo-plane copies (a no-op without planes): call it after the tensor has been
+ * written and before tasks read its halos through sf_tensor_lo/hi. */
+void sf_tensor_halo_exchange(sf_tensor *t);
 /* Unregisters every slab (waiting for its tasks; the data ends up in t->data) and frees the memory. */
 void sf_tensor_destroy(sf_tensor *t);
 /* Voxels (D*H*W positions) of slab k, and of the whole tensor. */
 size_t sf_tensor_slab_voxels(const sf_tensor *t, int k);
 size_t sf_tensor_voxels(const sf_tensor *t);
-/* Slab k-1 / k+1, or NULL at the volume's faces (the halo convention of the conv codelets). */
+/* Slab k-1 / k+1, or NULL at the volume's faces (the halo convention of the conv codelets); at a
+ * boundary between shards, the halo-plane handle instead. */
 sf_handle sf_tensor_lo(const sf_tensor *t, int k);
 sf_handle sf_tensor_hi(const sf_tensor *t, int k);
-/* Acquire every slab in main memory (write != 0: read-write), so t->data may be read (or written)
+/* Acquire every (owned) slab in main memory (write != 0: read-write), so t->data may be read (or written)
  * by the host; release hands them back to the task graph. */
 void sf_tensor_acquire(sf_tensor *t, int write);
 void sf_tensor_release(sf_tensor *t);
@@ -48,6 +76,8 @@ void sf_tensor_release(sf_tensor *t);
 /* A vector of n elements of elemsize bytes on caller-owned memory (parameters, gradients, partial
  * sums); name is kept by pointer and must outlive the handle. */
 sf_handle sf_vector_register(void *ptr, size_t n, size_t elemsize, const char *name);
+/* A vector whose data lives on another rank (no memory here; StarPU allocates on arrival). */
+sf_handle sf_vector_register_remote(size_t n, size_t elemsize, const char *name);
 void sf_handle_unregister(sf_handle h);
 void sf_handle_acquire(sf_handle h, int write);
 void sf_handle_release(sf_handle h);

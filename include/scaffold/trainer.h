@@ -68,6 +68,9 @@ typedef struct {
   long partial_epoch;          /* 0: none; else the epoch in progress (= epoch + 1) */
   long partial_steps, partial_opt_steps;
   double partial_loss, partial_dice, partial_samples, partial_seconds;
+  /* Distribution of the writer (0 in files from before these fields: read as 1). The running sums
+   * above are global (over replicas); an epoch stopped midway resumes only with `replicas`. */
+  long replicas, spatial_ranks;
 } sf_ckpt_state;
 
 typedef enum {

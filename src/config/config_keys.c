@@ -149,8 +149,10 @@ const sf_key sf_keys[] = {
   KEY_INT(nopencl, OUR, 0, ge0, ">= 0", NULL, "OpenCL workers."),
   KEY_INT(slabs, OUR, 0, ge0, ">= 0", NULL, "Depth slabs per activation; 0 = automatic per layer."),
   KEY_BOOL(trace, OUR, 0, NULL, "0/1, true/false, yes/no", NULL, "1 writes trace.json and per-worker statistics."),
-  KEY_INT(spatial_ranks, OUR, 1, ge1, ">= 1", NULL,
-          "Ranks that share one volume (depth slabs owned by different ranks)."),
+  KEY_INT(spatial_ranks, OUR, 1, ge1, ">= 1, dividing the mpirun rank count", NULL,
+          "Ranks sharing one volume under mpirun: its depth slabs are split over them (StarPU-MPI owners; halo "
+          "planes, GroupNorm, loss and Dice sums exchanged, exact). Ranks = replicas x spatial_ranks; at most the "
+          "bottleneck edge. Our counterpart of dc_num_shards [n,1,1]."),
   /* ---- derived ---- */
   KEY_INT(unet_layers, DER, 4, NULL, "derived", NULL, "problem_scale - unet_bottleneck_dim"),
   KEY_INT(vol_size, DER, 128, NULL, "derived", NULL, "2^problem_scale"),

@@ -10,7 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scaffold/codelets_cuda.h"
 #include "scaffold/common.h"
+#include "scaffold/dist.h"
+#include "scaffold/opencl.h"
 
 static int g_initialized = 0;
 static char g_sched[64] = "";
@@ -76,15 +79,35 @@ int sf_runtime_init(const sf_config *c)
     conf.nopencl = 0;
   }
 
+  /* OpenCL workers: StarPU ignores CPU OpenCL devices unless STARPU_OPENCL_ON_CPUS /
+   * STARPU_OPENCL_ONLY_ON_CPUS are set; without a GPU OpenCL device we set both (PoCL). */
+  const char *env_ocl = getenv("STARPU_NOPENCL");
+  long want_ocl = c->nopencl > 0 ? c->nopencl : (env_ocl && *env_ocl ? atol(env_ocl) : 0);
+  if (want_ocl > 0) sf_opencl_prepare_env();
+
   /* BLAS inside a codelet must not spawn its own thread pool. */
   openblas_set_num_threads(1);
 
-  int ret = starpu_init(&conf);
+  sf_runtime_cuda_prepare(c); /* device-memory limit for StarPU (scaffold/codelets_cuda.h) */
+  int ret = sf_dist_starpu_init(&conf); /* starpu_mpi_init_conf under mpirun (scaffold/dist.h) */
   if (ret == -ENODEV)
     sf_die(SF_EXIT_FAILURE, "StarPU found no worker to run on (ncpu=%ld, ncuda=%ld, nopencl=%ld; check STARPU_NCPU etc.)",
            c->ncpu, c->ncuda, c->nopencl);
   if (ret != 0) sf_die(SF_EXIT_FAILURE, "starpu_init failed with %d", ret);
   g_initialized = 1;
+  sf_runtime_cuda_start(c); /* CUDA precision / engine, cuBLAS handles (no-op without CUDA workers) */
+  if (want_ocl > 0 && starpu_opencl_worker_get_count() == 0)
+    sf_die(SF_EXIT_FAILURE,
+           "%ld OpenCL worker(s) requested (nopencl / STARPU_NOPENCL) but StarPU found no OpenCL device; install an "
+           "OpenCL driver (Debian: pocl-opencl-icd, see scripts/install-deps) or run with nopencl: 0",
+           want_ocl);
+  sf_opencl_init(); /* builds the kernels for every OpenCL worker's device (no-op without one) */
+  /* more_determinism with OpenCL and other workers: OpenCL variants that are not bitwise the CPU
+   * function stay off OpenCL workers, so a CPU + OpenCL run reproduces a CPU-only run bit for bit. */
+  int others = (int)(starpu_cpu_worker_get_count() + starpu_cuda_worker_get_count());
+  sf_opencl_set_placement(c->more_determinism && starpu_opencl_worker_get_count() > 0 && others > 0
+                              ? SF_OCL_PLACE_BITWISE
+                              : SF_OCL_PLACE_ANY);
 
   struct starpu_sched_policy *pol = starpu_sched_ctx_get_sched_policy(0);
   snprintf(g_sched, sizeof g_sched, "%s", pol && pol->policy_name ? pol->policy_name : "?");
@@ -97,7 +120,9 @@ void sf_runtime_shutdown(void)
 {
   if (!g_initialized) return;
   starpu_task_wait_for_all();
-  starpu_shutdown();
+  sf_runtime_cuda_stop(); /* CUDA workers' workspaces, cuDNN and cuBLAS handles */
+  sf_opencl_shutdown();
+  sf_dist_starpu_shutdown(); /* starpu_mpi_shutdown when distributed, else starpu_shutdown */
   g_initialized = 0;
 }
 

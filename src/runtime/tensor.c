@@ -1,11 +1,15 @@
 /* Slab-split activation tensors and small vector handles on StarPU (scaffold/tensor.h): one
- * allocation per tensor, one 3D block handle per depth slab, registered on slices of it. */
+ * allocation per tensor, one 3D block handle per depth slab, registered on slices of it. A
+ * spatially distributed tensor allocates its owned slabs only, registers every slab with its
+ * StarPU-MPI owner, and adds one-plane halo handles at the boundaries between owners. */
 #include "scaffold/tensor.h"
 
 #include <starpu.h>
 #include <string.h>
 
 #include "scaffold/common.h"
+#include "scaffold/dist.h"
+#include "scaffold/tasks.h"
 
 #define H_(h) ((starpu_data_handle_t)(h))
 
@@ -37,8 +41,15 @@ static size_t tensor_bytes(const sf_tensor *t)
   return (size_t)t->D * t->H * t->W * t->C * t->elemsize;
 }
 
-void sf_tensor_init(sf_tensor *t, const char *name, int D, int H, int W, int C, size_t elemsize, int nslabs,
-                    const int *d0)
+static void block_register(starpu_data_handle_t *h, void *p, int W, int H, int C, int nd, size_t elemsize)
+{
+  const size_t plane = (size_t)H * W * C; /* elements per depth plane */
+  starpu_block_data_register(h, p ? STARPU_MAIN_RAM : -1, (uintptr_t)p, (uint32_t)((size_t)W * C), (uint32_t)plane,
+                             (uint32_t)((size_t)W * C), (uint32_t)H, (uint32_t)nd, elemsize);
+}
+
+static void tensor_init(sf_tensor *t, const char *name, int D, int H, int W, int C, size_t elemsize, int nslabs,
+                        const int *d0, const sf_tensor_dist *dist)
 {
   memset(t, 0, sizeof *t);
   snprintf(t->name, sizeof t->name, "%s", name);
@@ -50,28 +61,95 @@ void sf_tensor_init(sf_tensor *t, const char *name, int D, int H, int W, int C, 
   t->nslabs = nslabs;
   SF_ASSERT(nslabs >= 1 && nslabs <= SF_MAX_SLABS && d0[0] == 0 && d0[nslabs] == D);
   memcpy(t->d0, d0, (size_t)(nslabs + 1) * sizeof(int));
-  t->data = sf_data_alloc(tensor_bytes(t), t->name);
+  t->k_lo = 0;
+  t->k_hi = nslabs;
+  if (dist) { /* the owned slabs: one contiguous range */
+    t->k_lo = nslabs;
+    t->k_hi = 0;
+    for (int k = 0; k < nslabs; k++)
+      if (dist->owner[k] == dist->me) {
+        if (k < t->k_lo) t->k_lo = k;
+        t->k_hi = k + 1;
+      }
+    for (int k = t->k_lo; k < t->k_hi; k++) SF_ASSERT(dist->owner[k] == dist->me);
+    if (t->k_hi < t->k_lo) t->k_lo = t->k_hi = 0;
+  }
   const size_t plane = (size_t)H * W * C; /* elements per depth plane */
+  int p0 = d0[t->k_lo], p1 = d0[t->k_hi];
+  t->data_bytes = (size_t)(p1 - p0) * plane * elemsize;
+  SF_ASSERT(dist || t->data_bytes == tensor_bytes(t));
+  t->data = t->data_bytes ? sf_data_alloc(t->data_bytes, t->name) : NULL;
   for (int k = 0; k < nslabs; k++) {
     int nd = d0[k + 1] - d0[k];
     SF_ASSERT(nd >= 1);
     starpu_data_handle_t h;
-    char *p = (char *)t->data + (size_t)d0[k] * plane * elemsize;
-    starpu_block_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)p, (uint32_t)((size_t)W * C), (uint32_t)plane,
-                               (uint32_t)((size_t)W * C), (uint32_t)H, (uint32_t)nd, elemsize);
+    int own = k >= t->k_lo && k < t->k_hi;
+    block_register(&h, own ? (char *)t->data + (size_t)(d0[k] - p0) * plane * elemsize : NULL, W, H, C, nd, elemsize);
     starpu_data_set_name(h, t->name);
     starpu_data_set_coordinates(h, 1, k);
+    if (dist) sf_dist_register((sf_handle)h, sf_dist_tag(SF_TAG_SLAB, dist->scope, dist->obj, k), dist->owner[k]);
     t->slab[k] = (sf_handle)h;
   }
+  if (!dist || !dist->halo) return;
+  /* halo planes at the boundaries between owners: memory for the ones this rank writes */
+  int nown = 0;
+  for (int k = 1; k < nslabs; k++)
+    if (dist->owner[k - 1] != dist->owner[k]) nown += (dist->owner[k - 1] == dist->me) + (dist->owner[k] == dist->me);
+  t->plane_bytes = (size_t)nown * plane * elemsize;
+  t->plane_mem = nown ? sf_data_alloc(t->plane_bytes, "halo planes") : NULL;
+  char *pm = t->plane_mem;
+  for (int k = 1; k < nslabs; k++) {
+    int a = dist->owner[k - 1], b = dist->owner[k];
+    if (a == b) continue;
+    starpu_data_handle_t lo, hi;
+    block_register(&lo, a == dist->me ? pm : NULL, W, H, C, 1, elemsize); /* slab k-1's last plane, by its owner */
+    if (a == dist->me) pm += plane * elemsize;
+    block_register(&hi, b == dist->me ? pm : NULL, W, H, C, 1, elemsize); /* slab k's first plane, by its owner */
+    if (b == dist->me) pm += plane * elemsize;
+    starpu_data_set_name(lo, "halo");
+    starpu_data_set_name(hi, "halo");
+    sf_dist_register((sf_handle)lo, sf_dist_tag(SF_TAG_HALO, dist->scope, dist->obj, 2 * k), a);
+    sf_dist_register((sf_handle)hi, sf_dist_tag(SF_TAG_HALO, dist->scope, dist->obj, 2 * (k - 1) + 1), b);
+    t->plane_lo[k] = (sf_handle)lo;
+    t->plane_hi[k - 1] = (sf_handle)hi;
+  }
+}
+
+void sf_tensor_init(sf_tensor *t, const char *name, int D, int H, int W, int C, size_t elemsize, int nslabs,
+                    const int *d0)
+{
+  tensor_init(t, name, D, H, W, C, elemsize, nslabs, d0, NULL);
+}
+
+void sf_tensor_init_dist(sf_tensor *t, const char *name, int D, int H, int W, int C, size_t elemsize, int nslabs,
+                         const int *d0, const sf_tensor_dist *dist)
+{
+  SF_ASSERT(dist && dist->owner);
+  tensor_init(t, name, D, H, W, C, elemsize, nslabs, d0, dist);
+}
+
+void sf_tensor_halo_exchange(sf_tensor *t)
+{
+  static const sf_topt border = {.prio = 2}; /* neighbours wait for these */
+  for (int k = 1; k < t->nslabs; k++)
+    if (t->plane_lo[k]) {
+      insert_task_plane_copy(&border, t->plane_lo[k], t->slab[k - 1], 1);
+      insert_task_plane_copy(&border, t->plane_hi[k - 1], t->slab[k], 0);
+    }
 }
 
 void sf_tensor_destroy(sf_tensor *t)
 {
-  if (!t->data) return;
-  for (int k = 0; k < t->nslabs; k++)
+  if (!t->slab[0]) return;
+  for (int k = 0; k < t->nslabs; k++) {
     if (t->slab[k]) starpu_data_unregister(H_(t->slab[k]));
-  sf_data_free(t->data, tensor_bytes(t));
-  t->data = NULL;
+    if (t->plane_lo[k]) starpu_data_unregister(H_(t->plane_lo[k]));
+    if (t->plane_hi[k]) starpu_data_unregister(H_(t->plane_hi[k]));
+    t->slab[k] = t->plane_lo[k] = t->plane_hi[k] = NULL;
+  }
+  sf_data_free(t->data, t->data_bytes);
+  sf_data_free(t->plane_mem, t->plane_bytes);
+  t->data = t->plane_mem = NULL;
 }
 
 size_t sf_tensor_slab_voxels(const sf_tensor *t, int k)
@@ -81,24 +159,40 @@ size_t sf_tensor_slab_voxels(const sf_tensor *t, int k)
 
 size_t sf_tensor_voxels(const sf_tensor *t) { return (size_t)t->D * t->H * t->W; }
 
-sf_handle sf_tensor_lo(const sf_tensor *t, int k) { return k > 0 ? t->slab[k - 1] : NULL; }
+sf_handle sf_tensor_lo(const sf_tensor *t, int k)
+{
+  if (k <= 0) return NULL;
+  return t->plane_lo[k] ? t->plane_lo[k] : t->slab[k - 1];
+}
 
-sf_handle sf_tensor_hi(const sf_tensor *t, int k) { return k + 1 < t->nslabs ? t->slab[k + 1] : NULL; }
+sf_handle sf_tensor_hi(const sf_tensor *t, int k)
+{
+  if (k + 1 >= t->nslabs) return NULL;
+  return t->plane_hi[k] ? t->plane_hi[k] : t->slab[k + 1];
+}
 
 void sf_tensor_acquire(sf_tensor *t, int write)
 {
-  for (int k = 0; k < t->nslabs; k++) sf_handle_acquire(t->slab[k], write);
+  for (int k = t->k_lo; k < t->k_hi; k++) sf_handle_acquire(t->slab[k], write);
 }
 
 void sf_tensor_release(sf_tensor *t)
 {
-  for (int k = 0; k < t->nslabs; k++) sf_handle_release(t->slab[k]);
+  for (int k = t->k_lo; k < t->k_hi; k++) sf_handle_release(t->slab[k]);
 }
 
 sf_handle sf_vector_register(void *ptr, size_t n, size_t elemsize, const char *name)
 {
   starpu_data_handle_t h;
   starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)ptr, (uint32_t)n, elemsize);
+  if (name) starpu_data_set_name(h, name);
+  return (sf_handle)h;
+}
+
+sf_handle sf_vector_register_remote(size_t n, size_t elemsize, const char *name)
+{
+  starpu_data_handle_t h;
+  starpu_vector_data_register(&h, -1, 0, (uint32_t)n, elemsize);
   if (name) starpu_data_set_name(h, name);
   return (sf_handle)h;
 }

@@ -7,7 +7,8 @@
  *   80   state: i64 epoch, f64 val_loss_avg, f64 val_dice, f64 best_val_loss, i64 global_step,
  *        i64 total_optimizer_steps, i64 sched_steps, i64 sampler_seed, i64 partial_epoch,
  *        i64 partial_steps, i64 partial_opt_steps, f64 partial_loss, f64 partial_dice,
- *        f64 partial_samples, f64 partial_seconds; zeros up to the header size
+ *        f64 partial_samples, f64 partial_seconds, i64 replicas, i64 spatial_ranks (0 in files written
+ *        before these two: read as one rank); zeros up to the header size
  *   256  params, Adam m, Adam v: 3 x nparams float32
  *   end  u64 FNV-1a 64 of every byte before it
  *
@@ -129,6 +130,8 @@ static void encode_header(unsigned char *b, const sf_ckpt_state *s)
   put_f64(b, &o, s->partial_dice);
   put_f64(b, &o, s->partial_samples);
   put_f64(b, &o, s->partial_seconds);
+  put_u64(b, &o, (uint64_t)s->replicas);
+  put_u64(b, &o, (uint64_t)s->spatial_ranks);
   SF_ASSERT(o <= HDR_BYTES);
 }
 
@@ -162,6 +165,8 @@ static void decode_header(const unsigned char *b, sf_ckpt_state *s)
   s->partial_dice = get_f64(b, &o);
   s->partial_samples = get_f64(b, &o);
   s->partial_seconds = get_f64(b, &o);
+  s->replicas = (long)get_u64(b, &o);
+  s->spatial_ranks = (long)get_u64(b, &o);
 }
 
 /* ---- writing ---- */

@@ -1,12 +1,15 @@
 /* Building and tearing down the training-step task graph's data (scaffold/graph.h): the slab plan
  * (boundaries fixed at the bottleneck and scaled per level), every activation and gradient tensor,
  * the GroupNorm/loss/Dice partial sums, and vector handles on slices of the parameter, gradient and
- * Adam arenas. Everything is allocated here once, so a step allocates nothing. */
+ * Adam arenas. Everything is allocated here once, so a step allocates nothing. In a spatially
+ * distributed run (scaffold/dist.h) slabs and partial sums are registered with their StarPU-MPI
+ * owner and only the owned ones get memory; parameters and class weights are per-node replicas. */
 #include <starpu.h>
 #include <string.h>
 
 #include "graph_internal.h"
 #include "scaffold/common.h"
+#include "scaffold/dist.h"
 #include "scaffold/ops.h"
 
 const sf_topt sf_graph_opt_load = {.prio = 2};
@@ -42,12 +45,36 @@ static int param(const sf_graph *g, const char *fmt, int k, const char *suffix)
   return i;
 }
 
+/* A tensor of edge e at level `level`; spatial runs: slabs on their owners, with halo planes. */
+static void tens(sf_graph *g, sf_tensor *t, const char *name, int level, int C, size_t es, int halo)
+{
+  int e = g->u->edge[level];
+  if (g->spatial > 1) {
+    sf_tensor_dist d = {.owner = g->owner, .me = g->me, .scope = sf_dist_replica(), .obj = g->ntensor++, .halo = halo};
+    sf_tensor_init_dist(t, name, e, e, e, C, es, g->S, g->d0[level], &d);
+  } else {
+    sf_tensor_init(t, name, e, e, e, C, es, g->S, g->d0[level]);
+  }
+  g->bytes += t->data_bytes + t->plane_bytes;
+}
+
 /* A float activation tensor of C channels at level i. */
 static void act(sf_graph *g, sf_tensor *t, const char *name, int level, int C)
 {
-  int e = g->u->edge[level];
-  sf_tensor_init(t, name, e, e, e, C, sizeof(float), g->S, g->d0[level]);
-  g->bytes += (size_t)e * e * e * C * sizeof(float);
+  tens(g, t, name, level, C, sizeof(float), 1);
+}
+
+/* A vector handle on ptr owned by world rank `owner` (or SF_DIST_PER_NODE). Spatial runs register
+ * it with StarPU-MPI, and data owned by another rank gets no memory here. */
+static sf_handle gvec(sf_graph *g, void *ptr, size_t n, size_t es, const char *name, int owner)
+{
+  if (g->spatial <= 1) return sf_vector_register(ptr, n, es, name);
+  int local = owner == g->me || owner == SF_DIST_PER_NODE;
+  sf_handle h = local ? sf_vector_register(ptr, n, es, name) : sf_vector_register_remote(n, es, name);
+  int64_t tag = owner == SF_DIST_PER_NODE ? sf_dist_tag(SF_TAG_NODE, 0, g->nnode++, 0)
+                                          : sf_dist_tag(SF_TAG_SMALL, sf_dist_replica(), g->nsmall++, 0);
+  sf_dist_register(h, tag, owner);
+  return h;
 }
 
 static void gn_init(sf_graph *g, gn_layer *n, int level, int C, int gamma, int beta)
@@ -63,11 +90,12 @@ static void gn_init(sf_graph *g, gn_layer *n, int level, int C, int gamma, int b
   n->mem = sf_data_alloc(n->mem_len * sizeof(double), "GroupNorm partial sums");
   g->bytes += n->mem_len * sizeof(double);
   double *p = n->mem;
-  for (int k = 0; k < S; k++, p += 2 * G) n->stat_part[k] = sf_vector_register(p, 2 * G, sizeof(double), "gn.stat_part");
-  n->stats = sf_vector_register(p, 2 * G, sizeof(double), "gn.stats");
+  for (int k = 0; k < S; k++, p += 2 * G)
+    n->stat_part[k] = gvec(g, p, 2 * G, sizeof(double), "gn.stat_part", g->owner[k]);
+  n->stats = gvec(g, p, 2 * G, sizeof(double), "gn.stats", g->root);
   p += 2 * G;
-  for (int k = 0; k < S; k++, p += bw) n->bwd_part[k] = sf_vector_register(p, bw, sizeof(double), "gn.bwd_part");
-  n->bwd_sum = sf_vector_register(p, bw, sizeof(double), "gn.bwd_sum");
+  for (int k = 0; k < S; k++, p += bw) n->bwd_part[k] = gvec(g, p, bw, sizeof(double), "gn.bwd_part", g->owner[k]);
+  n->bwd_sum = gvec(g, p, bw, sizeof(double), "gn.bwd_sum", g->root);
 }
 
 static void gn_free(const sf_graph *g, gn_layer *n)
@@ -134,10 +162,23 @@ static void params_init(sf_graph *g, float *params)
   g->hsumsq = sf_calloc((size_t)P, sizeof(sf_handle), "norm handles");
   g->slab_grad = sf_calloc((size_t)P, 1, "gradient kinds");
   g->sumsq_buf = sf_data_alloc((size_t)P * sizeof(double), "gradient norm partials");
+  if (g->spatial > 1) { /* every shard's gradient arena; the memory of ours */
+    g->hgq = sf_calloc((size_t)g->spatial * P, sizeof(sf_handle), "shard gradient handles");
+    for (int q = 0; q < g->spatial; q++)
+      for (int p = 0; p < P; p++) {
+        const sf_param_desc *d = &u->params[p];
+        int rq = sf_dist_group_rank(q);
+        sf_handle h = q == g->shard ? sf_vector_register(g->grads + d->offset, d->numel, sizeof(float), "grad")
+                                    : sf_vector_register_remote(d->numel, sizeof(float), "grad");
+        sf_dist_register(h, sf_dist_tag(SF_TAG_GRAD, rq, p, 0), rq);
+        g->hgq[(size_t)q * P + p] = h;
+      }
+  }
   for (int p = 0; p < P; p++) {
     const sf_param_desc *d = &u->params[p];
-    g->hp[p] = sf_vector_register(params + d->offset, d->numel, sizeof(float), d->name);
-    g->hg[p] = sf_vector_register(g->grads + d->offset, d->numel, sizeof(float), "grad");
+    g->hp[p] = gvec(g, params + d->offset, d->numel, sizeof(float), d->name, SF_DIST_PER_NODE);
+    g->hg[p] = g->hgq ? g->hgq[(size_t)g->shard * P + p]
+                      : sf_vector_register(g->grads + d->offset, d->numel, sizeof(float), "grad");
     g->hm[p] = sf_vector_register(g->m + d->offset, d->numel, sizeof(float), "adam.m");
     g->hv[p] = sf_vector_register(g->v + d->offset, d->numel, sizeof(float), "adam.v");
     g->hsumsq[p] = sf_vector_register(g->sumsq_buf + p, 1, sizeof(double), "grad.sumsq");
@@ -145,16 +186,35 @@ static void params_init(sf_graph *g, float *params)
   }
   g->clip = sf_vector_register(g->clip_buf, 2, sizeof(double), "grad.clip");
   if (g->deterministic) {
-    g->gpart = sf_data_alloc((size_t)S * ab, "per-slab gradient partials");
-    g->bytes += (size_t)S * ab;
+    int k0 = S, nown = 0; /* the owned slabs (all in a single process) */
+    for (int k = 0; k < S; k++)
+      if (g->owner[k] == g->me) {
+        if (k < k0) k0 = k;
+        nown++;
+      }
+    g->gpart_slabs = nown;
+    g->gpart = sf_data_alloc((size_t)nown * ab, "per-slab gradient partials");
+    g->bytes += (size_t)nown * ab;
     g->hgp = sf_calloc((size_t)S * P, sizeof(sf_handle), "gradient partial handles");
     for (int k = 0; k < S; k++)
       for (int p = 0; p < P; p++)
         if (g->slab_grad[p]) {
           const sf_param_desc *d = &u->params[p];
-          g->hgp[(size_t)k * P + p] =
-              sf_vector_register(g->gpart + (size_t)k * g->total + d->offset, d->numel, sizeof(float), "grad.part");
+          sf_handle h;
+          if (g->owner[k] == g->me)
+            h = sf_vector_register(g->gpart + (size_t)(k - k0) * g->total + d->offset, d->numel, sizeof(float),
+                                   "grad.part");
+          else
+            h = sf_vector_register_remote(d->numel, sizeof(float), "grad.part");
+          if (g->spatial > 1) sf_dist_register(h, sf_dist_tag(SF_TAG_GPART, sf_dist_replica(), k * P + p, 0), g->owner[k]);
+          g->hgp[(size_t)k * P + p] = h;
         }
+  }
+  if (sf_dist_active()) { /* sum over every rank, mean over replicas (spec §6.9) */
+    size_t *n = sf_malloc((size_t)P * sizeof *n, "parameter sizes");
+    for (int p = 0; p < P; p++) n[p] = u->params[p].numel;
+    g->ar = sf_allreduce_create(g->hg, n, P, 1.0f / (float)sf_dist_replicas());
+    free(n);
   }
 }
 
@@ -162,9 +222,11 @@ static void params_free(sf_graph *g)
 {
   const int P = g->P, S = g->S;
   if (!g->hp) return;
+  sf_allreduce_destroy(g->ar);
+  g->ar = NULL;
   for (int p = 0; p < P; p++) {
     sf_handle_unregister(g->hp[p]);
-    sf_handle_unregister(g->hg[p]);
+    if (!g->hgq) sf_handle_unregister(g->hg[p]);
     sf_handle_unregister(g->hm[p]);
     sf_handle_unregister(g->hv[p]);
     sf_handle_unregister(g->hsumsq[p]);
@@ -172,8 +234,13 @@ static void params_free(sf_graph *g)
   sf_handle_unregister(g->clip);
   if (g->hgp) {
     for (size_t i = 0; i < (size_t)S * P; i++) sf_handle_unregister(g->hgp[i]);
-    sf_data_free(g->gpart, (size_t)S * g->total * sizeof(float));
+    sf_data_free(g->gpart, (size_t)g->gpart_slabs * g->total * sizeof(float));
     free(g->hgp);
+  }
+  if (g->hgq) {
+    for (size_t i = 0; i < (size_t)g->spatial * P; i++) sf_handle_unregister(g->hgq[i]);
+    free(g->hgq);
+    g->hgq = NULL;
   }
   size_t ab = g->total * sizeof(float);
   sf_data_free(g->grads, ab);
@@ -195,15 +262,15 @@ static void loss_init(sf_graph *g)
   g->small_len = (size_t)(S + 1) * (NL + ND);
   g->small = sf_data_alloc(g->small_len * sizeof(double), "loss partial sums");
   double *p = g->small;
-  for (int k = 0; k < S; k++, p += NL) g->loss_part[k] = sf_vector_register(p, NL, sizeof(double), "loss.part");
+  for (int k = 0; k < S; k++, p += NL) g->loss_part[k] = gvec(g, p, NL, sizeof(double), "loss.part", g->owner[k]);
   g->loss_acc_buf = p;
-  g->loss_acc = sf_vector_register(p, NL, sizeof(double), "loss.acc");
+  g->loss_acc = gvec(g, p, NL, sizeof(double), "loss.acc", g->root);
   p += NL;
-  for (int k = 0; k < S; k++, p += ND) g->dice_part[k] = sf_vector_register(p, ND, sizeof(double), "dice.part");
+  for (int k = 0; k < S; k++, p += ND) g->dice_part[k] = gvec(g, p, ND, sizeof(double), "dice.part", g->owner[k]);
   g->dice_acc_buf = p;
-  g->dice_acc = sf_vector_register(p, ND, sizeof(double), "dice.acc");
+  g->dice_acc = gvec(g, p, ND, sizeof(double), "dice.acc", g->root);
   g->cw_buf = sf_data_alloc((size_t)K * sizeof(float), "class weights");
-  g->cw = sf_vector_register(g->cw_buf, K, sizeof(float), "class_weights");
+  g->cw = gvec(g, g->cw_buf, K, sizeof(float), "class_weights", SF_DIST_PER_NODE);
 }
 
 static void loss_free(sf_graph *g)
@@ -246,9 +313,44 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
     fail(err, errlen, msg);
     return NULL;
   }
-  if (S == 0) S = sf_graph_auto_slabs(coarse, (int)starpu_worker_get_count(), c->more_determinism != 0);
+  const int T = sf_dist_spatial();
+  if (c->spatial_ranks != T) {
+    snprintf(msg, sizeof msg,
+             "config key 'spatial_ranks' is %ld but the distribution layout has %d shards per replica (call "
+             "sf_dist_configure first)", c->spatial_ranks, T);
+    fail(err, errlen, msg);
+    return NULL;
+  }
+  if (T > cap) {
+    snprintf(msg, sizeof msg,
+             "config key 'spatial_ranks': %d ranks per volume, but the volume splits into at most %d depth slabs "
+             "(the bottleneck edge is %d planes); expected 1..%d", T, cap, coarse, cap);
+    fail(err, errlen, msg);
+    return NULL;
+  }
+  if (S == 0) {
+    S = sf_graph_auto_slabs(coarse, (int)starpu_worker_get_count(), c->more_determinism != 0);
+    int agreed[1] = {S}; /* ranks may have different worker counts; the slab plan must be one */
+    sf_dist_allreduce_max(agreed, 1);
+    S = agreed[0];
+    if (T > 1) { /* a multiple of the shard count, so shards own equal slab counts */
+      S = (S + T - 1) / T * T;
+      if (S > cap) S = cap / T * T;
+    }
+  } else if (S < T) {
+    snprintf(msg, sizeof msg,
+             "config key 'slabs': %d depth slabs for spatial_ranks %d; expected at least one slab per rank (>= %d) "
+             "or 0 (automatic)", S, T, T);
+    fail(err, errlen, msg);
+    return NULL;
+  }
 
   sf_graph *g = sf_calloc(1, sizeof *g, "task graph");
+  g->spatial = T;
+  g->me = sf_dist_rank();
+  g->shard = sf_dist_shard();
+  g->root = sf_dist_group_rank(0);
+  for (int k = 0; k < S; k++) g->owner[k] = T > 1 ? sf_dist_group_rank((int)((long)k * T / S)) : g->me;
   g->u = u;
   g->L = L;
   g->S = S;
@@ -260,9 +362,9 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
 
   const int *ch = u->channels;
   const int G0 = u->edge[0];
-  sf_tensor_init(&g->in, "input", G0, G0, G0, g->cin0, sizeof(float), S, g->d0[0]);
-  sf_tensor_init(&g->lab, "labels", G0, G0, G0, 1, sizeof(uint16_t), S, g->d0[0]);
-  g->bytes += (size_t)G0 * G0 * G0 * (g->cin0 * sizeof(float) + sizeof(uint16_t));
+  (void)G0;
+  tens(g, &g->in, "input", 0, g->cin0, sizeof(float), 1);
+  tens(g, &g->lab, "labels", 0, 1, sizeof(uint16_t), 0);
   act(g, &g->logits, "logits", 0, g->K);
   act(g, &g->g_logits, "g.logits", 0, g->K);
 
@@ -273,10 +375,8 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
     block_init(g, &g->enc[i], tag, i, ch[i - 1], ch[i], "down%d.maxpool_conv.1", i);
     snprintf(tag, sizeof tag, "down%d.pool", i);
     act(g, &g->pool[i], tag, i, ch[i - 1]);
-    int e = u->edge[i];
     snprintf(tag, sizeof tag, "down%d.argmax", i);
-    sf_tensor_init(&g->pidx[i], tag, e, e, e, ch[i - 1], 1, S, g->d0[i]);
-    g->bytes += (size_t)e * e * e * ch[i - 1];
+    tens(g, &g->pidx[i], tag, i, ch[i - 1], 1, 0);
     snprintf(tag, sizeof tag, "g.down%d.pool", i);
     act(g, &g->g_pool[i], tag, i, ch[i - 1]);
   }

@@ -3,8 +3,12 @@
  * contribution per slab: RW|COMMUTE into the gradient (zeroed first), or under more_determinism a
  * per-slab partial (W) summed in slab order, so the result is bitwise the same whatever the
  * scheduler and the worker count. The gradients reaching an encoder output from its two consumers
- * (the next Down's max-pool and the Up's skip concat) meet in the max-pool backward task. */
+ * (the next Down's max-pool and the Up's skip concat) meet in the max-pool backward task. In a
+ * spatial run each shard accumulates its slabs' contributions into its own gradient arena (shard 0
+ * also gets the GroupNorm parameters' full-volume gradients); the all-reduce sums the arenas. The
+ * optimizer runs on every rank, on its own replica of the parameters. */
 #include "graph_internal.h"
+#include "scaffold/dist.h"
 #include "scaffold/model.h"
 #include "scaffold/ops.h"
 
@@ -16,7 +20,7 @@
 static sf_accum grad_acc(const sf_graph *g) { return g->deterministic ? SF_ACC_PARTIAL : SF_ACC_COMMUTE; }
 static sf_handle grad_dst(const sf_graph *g, int p, int k)
 {
-  return g->deterministic ? g->hgp[(size_t)k * g->P + p] : g->hg[p];
+  return g->deterministic ? g->hgp[(size_t)k * g->P + p] : sf_graph_grad_of(g, sf_graph_shard_of(g, k), p);
 }
 
 void sf_graph_submit_loss(sf_graph *g)
@@ -29,6 +33,7 @@ void sf_graph_submit_loss(sf_graph *g)
 /* dx (may be NULL: no input gradient) and dW of y = conv3(x), from dy */
 static void conv3_backward(sf_graph *g, sf_tensor *dx, sf_tensor *dy, sf_tensor *x, int w, int cin, int cout)
 {
+  if (dx) sf_tensor_halo_exchange(dy); /* x's planes are still those of the forward pass */
   for (int k = 0; k < g->S; k++) {
     if (dx)
       insert_task_conv3d_backward_data(CRIT, dx->slab[k], sf_tensor_lo(dy, k), dy->slab[k], sf_tensor_hi(dy, k),
@@ -44,8 +49,8 @@ static void gn_relu_backward(sf_graph *g, sf_tensor *dx, sf_tensor *dy, sf_tenso
   for (int k = 0; k < g->S; k++)
     insert_task_groupnorm_backward_stats(CRIT, n->bwd_part[k], dy->slab[k], y->slab[k], x->slab[k], n->stats,
                                          PARAM(n->gamma), n->ntotal, n->C, g->G, SF_GN_EPS, 1);
-  insert_task_groupnorm_backward_reduce(CRIT, n->bwd_sum, g->hg[n->gamma], g->hg[n->beta], n->bwd_part, g->S, n->C,
-                                        g->G);
+  insert_task_groupnorm_backward_reduce(CRIT, n->bwd_sum, sf_graph_grad_of(g, 0, n->gamma), sf_graph_grad_of(g, 0, n->beta),
+                                        n->bwd_part, g->S, n->C, g->G);
   for (int k = 0; k < g->S; k++)
     insert_task_groupnorm_backward_data(CRIT, dx->slab[k], dy->slab[k], y->slab[k], x->slab[k], n->stats, n->bwd_sum,
                                         PARAM(n->gamma), n->ntotal, n->C, g->G, SF_GN_EPS, 1);
@@ -65,9 +70,13 @@ void sf_graph_submit_backward(sf_graph *g)
 {
   const int L = g->L, S = g->S;
   const int *ch = g->u->channels;
-  if (!g->deterministic) /* COMMUTE accumulation needs zeroed gradients */
-    for (int p = 0; p < g->P; p++)
-      if (g->slab_grad[p]) insert_task_zero(LOW, g->hg[p]);
+  for (int q = 0; q < g->spatial; q++)
+    for (int p = 0; p < g->P; p++) {
+      if (!g->deterministic && g->slab_grad[p]) /* COMMUTE accumulation needs zeroed gradients */
+        insert_task_zero(LOW, sf_graph_grad_of(g, q, p));
+      else if (q > 0 && !g->slab_grad[p]) /* GroupNorm gradients come from shard 0 alone */
+        insert_task_zero(LOW, sf_graph_grad_of(g, q, p));
+    }
 
   for (int k = 0; k < S; k++)
     insert_task_loss_backward(CRIT, g->g_logits.slab[k], g->logits.slab[k], g->lab.slab[k], g->cw, g->loss_acc, g->K,
@@ -95,20 +104,25 @@ void sf_graph_submit_backward(sf_graph *g)
         insert_task_maxpool3d_backward(CRIT, g->g_out[i - 1].slab[k], g->g_pool[i].slab[k], g->pidx[i].slab[k],
                                        g->g_skip[i - 1].slab[k], ch[i - 1]);
   }
-  if (g->deterministic)
-    for (int p = 0; p < g->P; p++)
-      if (g->slab_grad[p]) {
-        sf_handle parts[SF_MAX_SLABS];
-        for (int k = 0; k < S; k++) parts[k] = g->hgp[(size_t)k * g->P + p];
-        insert_task_sum_f(LOW, g->hg[p], parts, S);
-      }
+  if (g->deterministic) /* each shard sums its own slabs' partials in slab order */
+    for (int q = 0; q < g->spatial; q++)
+      for (int p = 0; p < g->P; p++)
+        if (g->slab_grad[p]) {
+          sf_handle parts[SF_MAX_SLABS];
+          int n = 0;
+          for (int k = 0; k < S; k++)
+            if (g->spatial <= 1 || sf_graph_shard_of(g, k) == q) parts[n++] = g->hgp[(size_t)k * g->P + p];
+          insert_task_sum_f(LOW, sf_graph_grad_of(g, q, p), parts, n);
+        }
 }
 
 void sf_graph_submit_optimizer(sf_graph *g, double lr, long step)
 {
+  int was_local = sf_dist_set_local(1); /* replicated on every rank, on its own copies */
   for (int p = 0; p < g->P; p++) insert_task_sumsq(LOW, g->hsumsq[p], g->hg[p]);
   insert_task_clip_coef(LOW, g->clip, g->hsumsq, g->P, SF_CLIP_MAX_NORM);
   for (int p = 0; p < g->P; p++)
     insert_task_adam(LOW, g->hp[p], g->hm[p], g->hv[p], g->hg[p], g->clip, lr, SF_ADAM_BETA1, SF_ADAM_BETA2,
                      SF_ADAM_EPS, step);
+  sf_dist_set_local(was_local);
 }

@@ -65,6 +65,7 @@ struct sf_graph {
   int P;
   float *params;                     /* caller's */
   float *grads, *m, *v, *gpart;      /* ours; gpart = S arenas of per-slab partials (deterministic) */
+  int gpart_slabs;                   /* arenas in gpart: S, or the owned slabs in a spatial run */
   size_t total;
   sf_handle *hp, *hg, *hm, *hv;      /* P each */
   sf_handle *hgp;                    /* S*P, [k*P + p]; NULL entries for params without slab terms */
@@ -73,6 +74,18 @@ struct sf_graph {
   sf_handle *hsumsq;                 /* P */
   double clip_buf[2];                /* [coefficient, norm] */
   sf_handle clip;
+
+  /* ---- distribution (scaffold/dist.h); zero / NULL in a single process ----
+   * spatial > 1: slab k belongs to rank owner[k] of this replica, every handle a task may touch is
+   * registered with StarPU-MPI, and tasks go through starpu_mpi_task_insert. Each shard q of the
+   * replica has its own gradient arena (hgq[q*P + p], memory on that rank only): its slabs'
+   * contributions, and on shard 0 the GroupNorm parameters' (full-volume) gradients. The all-reduce
+   * then sums every rank's arena and scales by 1/replicas. */
+  int spatial, me, shard, root;      /* shards per replica, world rank, shard index, rank of shard 0 */
+  int owner[SF_MAX_SLABS];           /* world rank owning slab k */
+  int ntensor, nsmall, nnode;        /* tag counters (same order on every rank of the replica) */
+  sf_handle *hgq;                    /* spatial*P; hg = hgq + shard*P */
+  struct sf_allreduce *ar;           /* world size > 1 */
 
   double step_flops;
   long tasks_per_step;
@@ -87,6 +100,14 @@ void sf_graph_submit_forward(sf_graph *g);
 void sf_graph_submit_loss(sf_graph *g);
 void sf_graph_submit_backward(sf_graph *g);
 void sf_graph_submit_optimizer(sf_graph *g, double lr, long step);
+
+/* The gradient handle of parameter p on shard q (spatial runs), or this rank's. */
+static inline sf_handle sf_graph_grad_of(const sf_graph *g, int q, int p)
+{
+  return g->spatial > 1 ? g->hgq[(size_t)q * g->P + p] : g->hg[p];
+}
+/* The shard owning slab k (0 in a single process). */
+static inline int sf_graph_shard_of(const sf_graph *g, int k) { return g->owner[k] - g->root; }
 
 /* Priorities: the activation path (forward, dX) before weight gradients and the optimizer. */
 extern const sf_topt sf_graph_opt_crit, sf_graph_opt_low, sf_graph_opt_load;

@@ -2,7 +2,8 @@
  * DistributedSampler semantics: the training list is a fresh permutation every epoch (seed
  * SF_SAMPLER_SEED + epoch, our RNG - torch.randperm's stream cannot be bit-matched), padded to a
  * multiple of the replica count by repeating its head, then strided by rank; validation is a
- * contiguous, unpadded block per replica. One replica until StarPU-MPI data parallelism lands. */
+ * contiguous, unpadded block per replica. Replicas are the data-parallel rank groups of a
+ * distributed run (scaffold/dist.h: world size / spatial_ranks); one in a single process. */
 #include "scaffold/common.h"
 #include "scaffold/rng.h"
 #include "scaffold/trainer.h"

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Convergence on 2 data-parallel ranks: configs/tiny.yml trains to validation Dice >= 0.95 (a global
+# mean over both replicas' validation blocks) within its epoch cap; rank 0 alone writes the run
+# directory, the CSV and the summary.
+source "${0%/*}/lib.sh" || { echo "FAIL: cannot load ${0%/*}/lib.sh" >&2; exit 1; }
+t0=$(date +%s)
+out=$(benchn 2 --set base_run_dir="$T/runs" 2>&1)
+rc=$?
+[ $rc = 124 ] && die "2-rank run hung (killed after ${RUN_TIMEOUT}s): $out"
+[ $rc = 0 ] || die "2-rank run exited with $rc: $out"
+R=$(run_dir_of "$T/runs") # one directory: only rank 0 created one
+"$TRAIN_TOOL" csv-converged "$R/train_stats.csv" 0.95 || die "convergence check failed; log: $(grep '^epoch' <<<"$out")"
+grep -q "^Benchmark run at scale 4 complete. Trained to >= 0.95 validation dice score in" <<<"$out" ||
+  die "no convergence line; output: $out"
+n=$(grep -c '^summary:' <<<"$out")
+[ "$n" = 1 ] || die "expected one summary line (rank 0 only), got $n"
+grep -q "mpirun} -np 2 " "$R/restart.sh" || die "restart.sh does not relaunch 2 ranks: $(cat "$R/restart.sh")"
+grep '^epoch\|^summary' <<<"$out"
+echo "PASS in $(($(date +%s) - t0)) s"
