@@ -1,0 +1,121 @@
+/* Training-step benchmark of the task graph for scripts/bench-train and scripts/calibrate (not a
+ * CTest): builds the U-Net, runs warm-up + timed sf_graph_train_step calls on synthetic samples
+ * (tests/graph's gt_sample) and prints one line "SFBENCH {json}": median step time, samples/s,
+ * effective GFLOP/s (3 x the model's forward conv flops / median step), peak RSS of the process
+ * (getrusage) and the OpenBLAS kernel in use. --trace DIR traces the timed steps only
+ * (scaffold/trace.h: DIR/trace.json, DIR/worker_stats.{json,txt}).
+ *   bench_train_step [--ps 5] [--base 8] [--ncpu 2] [--sched lws] [--slabs 0] [--warmup 2]
+ *                    [--steps 5] [--determinism 0] [--trace DIR] */
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "graph_testlib.h"
+#include "scaffold/common.h"
+#include "scaffold/config.h"
+#include "scaffold/fsutil.h"
+#include "scaffold/graph.h"
+#include "scaffold/runtime.h"
+#include "scaffold/trace.h"
+
+static int cmp_d(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int int_arg(const char *key, const char *v, int lo, int hi)
+{
+  char *end = NULL;
+  long x = v ? strtol(v, &end, 10) : 0;
+  if (!v || *end || x < lo || x > hi)
+    sf_die(SF_EXIT_USAGE, "bench_train_step: %s expects an integer in [%d, %d], got '%s'", key, lo, hi, v ? v : "");
+  return (int)x;
+}
+
+int main(int argc, char **argv)
+{
+  int ps = 5, base = 8, ncpu = 2, slabs = 0, warm = 2, timed = 5, det = 0;
+  const char *sched = "lws", *trace_dir = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(k, "--ps")) ps = int_arg(k, v, 2, 9);
+    else if (!strcmp(k, "--base")) base = int_arg(k, v, 1, 1024);
+    else if (!strcmp(k, "--ncpu")) ncpu = int_arg(k, v, 1, 1024);
+    else if (!strcmp(k, "--slabs")) slabs = int_arg(k, v, 0, 1024);
+    else if (!strcmp(k, "--warmup")) warm = int_arg(k, v, 0, GT_MAX_STEPS);
+    else if (!strcmp(k, "--steps")) timed = int_arg(k, v, 1, GT_MAX_STEPS);
+    else if (!strcmp(k, "--determinism")) det = int_arg(k, v, 0, 1);
+    else if (!strcmp(k, "--sched") && v) sched = v;
+    else if (!strcmp(k, "--trace") && v) trace_dir = v;
+    else sf_die(SF_EXIT_USAGE, "bench_train_step: unknown or incomplete argument '%s' (see the header comment)", k);
+    i++;
+  }
+  if (warm + timed > GT_MAX_STEPS) sf_die(SF_EXIT_USAGE, "bench_train_step: warmup + steps must be <= %d", GT_MAX_STEPS);
+
+  if (trace_dir && sf_mkdir_p(trace_dir) != 0) sf_die(SF_EXIT_FAILURE, "bench_train_step: cannot create --trace directory '%s'", trace_dir);
+  gt_problem p;
+  gt_problem_init(&p, ps, base, 6, 8, 42); /* 5 categories + background, 8 GroupNorm groups */
+  gt_runtime_start(sched, ncpu);
+  sf_config c;
+  sf_config_init(&c);
+  c.slabs = slabs;
+  c.more_determinism = det;
+  char err[512], desc[256], gdesc[512];
+  sf_graph *g = sf_graph_create(&p.u, &c, p.params0, err, sizeof err); /* params0 is the arena */
+  if (!g) sf_die(SF_EXIT_FAILURE, "sf_graph_create: %s", err);
+  sf_runtime_describe(desc, sizeof desc);
+  sf_graph_describe(g, gdesc, sizeof gdesc);
+  float *x = sf_malloc(p.nvox * 3 * sizeof(float), "sample");
+  uint16_t *lab = sf_malloc(p.nvox * sizeof(uint16_t), "labels");
+  double t[GT_MAX_STEPS], out[3], loss0 = 0, loss1 = 0;
+  for (int s = 0; s < warm + timed; s++) {
+    gt_sample(&p, s % 4, x, lab);
+    if (s == warm && trace_dir && sf_trace_begin(trace_dir, err, sizeof err) != 0)
+      sf_die(SF_EXIT_FAILURE, "trace: %s", err);
+    double t0 = sf_now(), tt0 = trace_dir && s >= warm ? sf_trace_now() : 0;
+    sf_graph_train_step(g, x, lab, p.cw, 1e-3, s + 1, out);
+    double dt = sf_now() - t0;
+    if (trace_dir && s >= warm) {
+      char name[32];
+      snprintf(name, sizeof name, "step %d", s + 1);
+      sf_trace_span(name, "step", tt0, sf_trace_now());
+      sf_trace_collect();
+    }
+    if (s == 0) loss0 = out[2];
+    loss1 = out[2];
+    if (s >= warm) t[s - warm] = dt;
+  }
+  if (trace_dir && sf_trace_end(err, sizeof err) != 0) sf_die(SF_EXIT_FAILURE, "trace: %s", err);
+  int nslabs = sf_graph_nslabs(g);
+  sf_graph_destroy(g);
+  gt_runtime_stop();
+
+  double steps_sorted[GT_MAX_STEPS];
+  memcpy(steps_sorted, t, (size_t)timed * sizeof(double));
+  qsort(steps_sorted, (size_t)timed, sizeof(double), cmp_d);
+  double med = timed % 2 ? steps_sorted[timed / 2]
+                         : 0.5 * (steps_sorted[timed / 2 - 1] + steps_sorted[timed / 2]);
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  const char *ct = getenv("OPENBLAS_CORETYPE");
+  printf("SFBENCH {\"tool\": \"bench_train_step\", \"problem_scale\": %d, \"base_channels\": %d, \"ncpu\": %d, "
+         "\"sched\": \"%s\", \"nslabs\": %d, \"more_determinism\": %d, \"nparams\": %zu, \"fwd_gflop\": %.9g, "
+         "\"warmup\": %d, \"steps\": %d, \"median_step_s\": %.6g, \"min_step_s\": %.6g, \"max_step_s\": %.6g, "
+         "\"samples_per_s\": %.6g, \"eff_gflops\": %.6g, \"peak_rss_mib\": %.1f, \"openblas_core\": \"%s\", "
+         "\"openblas_coretype_env\": \"%s\", \"loss_first\": %.6g, \"loss_last\": %.6g, \"runtime\": \"%s\", "
+         "\"graph\": \"%s\", \"step_s\": [",
+         ps, base, ncpu, sched, nslabs, det, p.u.total_params, p.u.forward_flops * 1e-9, warm, timed, med,
+         steps_sorted[0], steps_sorted[timed - 1], 1.0 / med, 3.0 * p.u.forward_flops / med * 1e-9,
+         (double)ru.ru_maxrss / 1024.0, openblas_get_corename(), ct ? ct : "", loss0, loss1, desc, gdesc);
+  for (int i = 0; i < timed; i++) printf("%s%.6g", i ? ", " : "", t[i]);
+  printf("]}\n");
+  free(x);
+  free(lab);
+  sf_config_free(&c);
+  gt_problem_free(&p);
+  gt_cleanup();
+  return 0;
+}
