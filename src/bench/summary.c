@@ -12,6 +12,32 @@
 #include "scaffold/bench.h"
 #include "scaffold/common.h"
 
+/* ---- whole numbers from JSON ------------------------------------------------------------------ */
+
+/* The largest count or device index read from a result or summary file: every whole number up to
+ * it is exact in a double (so a summary reads back to the same value) and fits a long. A number
+ * outside [0, SF_JSON_MAX_COUNT] or with a fraction is refused before any cast (casting an
+ * out-of-range double to an integer is undefined behaviour). */
+#define SF_JSON_MAX_COUNT 9007199254740992.0 /* 2^53 */
+
+/* 1 and *v when j is a JSON number that is a whole number in [0, SF_JSON_MAX_COUNT], else 0. */
+static int json_count(const cJSON *j, long *v)
+{
+  if (!cJSON_IsNumber(j)) return 0;
+  double x = j->valuedouble;
+  if (!(x >= 0 && x <= SF_JSON_MAX_COUNT) || x != floor(x)) return 0;
+  *v = (long)x;
+  return 1;
+}
+
+/* The message for a field that json_count refused, into buf. */
+static const char *bad_count(char *buf, size_t n, const char *field, const cJSON *j)
+{
+  snprintf(buf, n, "\"%s\" is %.15g, expected a whole number from 0 to %.0f", field, j->valuedouble,
+           SF_JSON_MAX_COUNT);
+  return buf;
+}
+
 /* ---- statistics --------------------------------------------------------------------------- */
 
 void sf_stats_compute(sf_stats *s, const double *x, size_t n)
@@ -121,7 +147,10 @@ char *sf_result_group_key(const cJSON *r)
       (!strcmp(type->valuestring, "progression") || !strcmp(type->valuestring, "gpu-progression"))) {
     const cJSON *dc = cJSON_GetObjectItemCaseSensitive(r, "device_count");
     const cJSON *devs = cJSON_GetObjectItemCaseSensitive(r, "devices");
-    long count = cJSON_IsNumber(dc) ? (long)dc->valuedouble : cJSON_IsArray(devs) ? cJSON_GetArraySize(devs) : 1;
+    /* A device_count that is not a whole number >= 0 counts as absent (sf_summary_from_dir skips
+     * such files with a warning before they get here). */
+    long count;
+    if (!json_count(dc, &count)) count = cJSON_IsArray(devs) ? cJSON_GetArraySize(devs) : 1;
     size_t n = strlen(nm) + 24;
     char *k = sf_malloc(n, "group key");
     snprintf(k, n, "%s.%ld", nm, count);
@@ -203,7 +232,8 @@ static void summarize_group(sf_group *g, entry *es, size_t n)
       dpush(&rates, steady);
       rv = rates_of(tm, "gflops_rates", &tmp);
       dpush(&gflops, sf_steady(rv, tmp.n));
-      if (cJSON_IsNumber(dev)) {
+      long dev_id;
+      if (json_count(dev, &dev_id)) { /* a bad "device" was refused by sf_summary_from_dir */
         if (ndv == capdv) {
           capdv = capdv ? 2 * capdv : 16;
           devval *nd = sf_malloc(capdv * sizeof *nd, "per-device values");
@@ -211,7 +241,7 @@ static void summarize_group(sf_group *g, entry *es, size_t n)
           free(dv);
           dv = nd;
         }
-        dv[ndv].dev = (long)dev->valuedouble;
+        dv[ndv].dev = dev_id;
         dv[ndv++].v = steady;
       }
     }
@@ -263,6 +293,19 @@ long sf_summary_from_dir(sf_summary *s, const char *dir, FILE *diag)
     if (!cJSON_IsObject(j) || !cJSON_IsString(name) || !cJSON_HasObjectItem(j, "success")) {
       fprintf(diag, "scaffold: warning: skipping %s: not a result file (no \"name\"/\"success\" fields)\n",
               files.v[i]);
+      cJSON_Delete(j);
+      continue;
+    }
+    const char *fields[] = {"device", "device_count"};
+    const char *bad = NULL;
+    char why[160];
+    for (int f = 0; f < 2 && !bad; f++) {
+      const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, fields[f]);
+      long v;
+      if (cJSON_IsNumber(x) && !json_count(x, &v)) bad = bad_count(why, sizeof why, fields[f], x);
+    }
+    if (bad) {
+      fprintf(diag, "scaffold: warning: skipping %s: %s\n", files.v[i], bad);
       cJSON_Delete(j);
       continue;
     }
@@ -370,11 +413,24 @@ int sf_summary_from_json(sf_summary *s, const cJSON *j, char **err)
       sf_summary_free(s);
       return -1;
     }
+    const cJSON *jn = cJSON_GetObjectItemCaseSensitive(o, "n");
+    const cJSON *jf = cJSON_GetObjectItemCaseSensitive(o, "failures");
+    long n = 0, failures = 0;
+    const char *bad = NULL;
+    char why[160];
+    if (!json_count(jn, &n)) bad = bad_count(why, sizeof why, "n", jn);
+    else if (cJSON_IsNumber(jf) && !json_count(jf, &failures)) bad = bad_count(why, sizeof why, "failures", jf);
+    if (bad) {
+      char buf[512];
+      snprintf(buf, sizeof buf, "group '%s': %s", o->string ? o->string : "?", bad);
+      *err = sf_strdup(buf);
+      sf_summary_free(s);
+      return -1;
+    }
     sf_group *g = &s->g[s->n++];
     g->name = sf_strdup(o->string);
-    g->n = (long)sf_json_num(cJSON_GetObjectItemCaseSensitive(o, "n"));
-    double f = sf_json_num(cJSON_GetObjectItemCaseSensitive(o, "failures"));
-    g->failures = isnan(f) ? 0 : (long)f;
+    g->n = n;
+    g->failures = failures; /* absent (or not a number): none */
     stats_from(&g->total, cJSON_GetObjectItemCaseSensitive(o, "total"));
     stats_from(&g->train, cJSON_GetObjectItemCaseSensitive(o, "train"));
     stats_from(&g->gflops, cJSON_GetObjectItemCaseSensitive(o, "gflops"));

@@ -9,20 +9,53 @@
 
 #include "scaffold/bench.h"
 #include "scaffold/common.h"
+#include "scaffold/fsutil.h"
 
 /* ---- loading ---------------------------------------------------------------------------- */
+
+/* Aliases ("*name") are refused, as in configs (src/config/config_yaml.c): a document with one
+ * is a graph, not a tree, so an alias to an enclosing node makes an endless tree and nested
+ * aliases expand exponentially ("billion laughs"); harness files need neither (a profile's shared
+ * fields go under '*'). Scans the events of the first document; returns -1 with a message naming
+ * file:line at the first alias, else 0 (syntax errors are left to yaml_parser_load to report). */
+static int refuse_aliases(const char *path, const char *text, size_t len, char *err, size_t nerr)
+{
+  yaml_parser_t p;
+  yaml_event_t e;
+  int rc = 0, done = 0;
+  yaml_parser_initialize(&p);
+  yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+  while (!done && yaml_parser_parse(&p, &e)) {
+    if (e.type == YAML_ALIAS_EVENT) {
+      snprintf(err, nerr,
+               "%s:%lu: alias '*%s': YAML aliases are not supported in weights and profile files "
+               "(write the value out; fields shared by a profile's tests go under '*')",
+               path, (unsigned long)e.start_mark.line + 1, (const char *)e.data.alias.anchor);
+      rc = -1;
+    }
+    done = rc != 0 || e.type == YAML_DOCUMENT_END_EVENT || e.type == YAML_STREAM_END_EVENT;
+    yaml_event_delete(&e);
+  }
+  yaml_parser_delete(&p);
+  return rc;
+}
 
 /* Loads the first document of a YAML file. Returns 0, or -1 with a message in err. */
 static int load_doc(const char *path, yaml_document_t *doc, char *err, size_t nerr)
 {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
+  size_t len = 0;
+  char *text = sf_read_file(path, &len); /* read once: scanned for aliases, then loaded */
+  if (!text) {
     snprintf(err, nerr, "%s: cannot open: %s", path, strerror(errno));
+    return -1;
+  }
+  if (refuse_aliases(path, text, len, err, nerr) != 0) {
+    free(text);
     return -1;
   }
   yaml_parser_t p;
   yaml_parser_initialize(&p);
-  yaml_parser_set_input_file(&p, f);
+  yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
   int ok = yaml_parser_load(&p, doc);
   if (!ok) {
     char ctx[128] = "";
@@ -32,7 +65,7 @@ static int load_doc(const char *path, yaml_document_t *doc, char *err, size_t ne
              p.problem ? p.problem : "parse error", p.context ? " " : "", p.context ? p.context : "", ctx);
   }
   yaml_parser_delete(&p);
-  fclose(f);
+  free(text);
   return ok ? 0 : -1;
 }
 

@@ -106,8 +106,9 @@ int main(void)
     char *ba = sf_read_file(a, &la), *bb = sf_read_file(b, &lb);
     SF_CHECK(r1 == 0 && r2 == 0 && ba && bb && la == lb && !memcmp(ba, bb, la),
              "SF_NPY_NO_FSYNC write differs from sf_npy_write (rc %d/%d, %zu/%zu bytes)", r1, r2, la, lb);
-    char *tmp = path_of(".tmp-nosync.npy-0");
-    snprintf(tmp + strlen(tmp) - 1, 24, "%ld", (long)getpid());
+    char tmpname[64];
+    snprintf(tmpname, sizeof tmpname, ".tmp-nosync.npy-%ld", (long)getpid());
+    char *tmp = path_of(tmpname);
     SF_CHECK(!sf_file_exists(tmp), "temporary file %s left behind", tmp);
     free(ba), free(bb), free(a), free(b), free(tmp);
   }

@@ -37,6 +37,11 @@ printf 't: {}\nt: {}\n' > "$T/bad6.yml"
 "$SCAFFOLD" jobs "$T/bad6.yml" -o "$T/out" --dry-run > /dev/null 2> "$T/e6"; rc=$?
 check "duplicate test exits 2 (got $rc)" test "$rc" -eq 2
 check "duplicate test names both lines" contains "$T/e6" "bad6.yml:2: profile: 't' appears twice (first at line 1)"
+# YAML aliases are refused (an alias cycle or nested aliases would make an endless or huge tree)
+printf 'a: &x\n  args: [--max-count, 1]\nb: *x\n' > "$T/bad7.yml"
+"$SCAFFOLD" jobs "$T/bad7.yml" -o "$T/out" --dry-run > /dev/null 2> "$T/e7a"; rc=$?
+check "alias in a profile exits 2 (got $rc)" test "$rc" -eq 2
+check "alias in a profile names file:line" contains "$T/e7a" "bad7.yml:3: alias '*x': YAML aliases are not supported"
 
 # --- unknown test name ---
 printf 'setup:\n  args: [--max-count, 10]\ntrain: {}\n' > "$T/good.yml"
@@ -49,6 +54,11 @@ check "missing profile exits 2 (got $rc)" test "$rc" -eq 2
 # --- a corrupt result JSON is reported and skipped ---
 mkdir -p "$T/res"
 fake_run "$T/res" s.ok 0.0 '{}' --fake-rate 10 --max-count 20
+printf '{"g": {"n": 14444444444444444441, "train": {}}}' > "$T/huge-summary.json"
+"$SCAFFOLD" report "$T/res" --compare "$T/huge-summary.json" > /dev/null 2> "$T/e9c"; rc=$?
+check "a summary with a huge n exits 2 (got $rc)" test "$rc" -eq 2
+check "the huge n is named with file and group" \
+  contains "$T/e9c" "huge-summary.json: group 'g': \"n\" is 1.44444444444444e+19, expected a whole number"
 printf '{"name": "s.broken", "job_id": "0.0", "success": tr' > "$T/res/s.broken.J0.0.20200101-000000-000000.json"
 echo '[1, 2, 3]' > "$T/res/notaresult.json"
 "$SCAFFOLD" report "$T/res" > "$T/o9" 2> "$T/e9"; rc=$?
@@ -56,6 +66,15 @@ check "a corrupt result does not fail the report (rc $rc)" test "$rc" -eq 0
 check "the corrupt file is named with its parse error" grep -qE "skipping .*s.broken.J0.0.20200101-000000-000000.json: invalid JSON at line 1, column [0-9]+" "$T/e9"
 check "a non-result JSON is named and skipped" contains "$T/e9" "notaresult.json: not a result file"
 check "the good result is still reported" grep -qE "^s.ok +1 +0 +10.00" "$T/o9"
+rm -f "$T/res/s.broken.J0.0.20200101-000000-000000.json" "$T/res/notaresult.json"
+# a device number no integer can hold: named and skipped, not cast (undefined behaviour)
+printf '{"name": "s.huge", "job_id": "0.0", "success": true, "device_count": 1e300}' \
+  > "$T/res/s.huge.J0.0.20200101-000000-000000.json"
+"$SCAFFOLD" report "$T/res" > "$T/o9b" 2> "$T/e9b"; rc=$?
+check "a result with a huge device_count does not fail the report (rc $rc)" test "$rc" -eq 0
+check "the huge device_count is named" \
+  contains "$T/e9b" "s.huge.J0.0.20200101-000000-000000.json: \"device_count\" is 1e+300, expected a whole number from 0 to 9007199254740992"
+printf '{"name": "s.broken", "job_id": "0.0", "success": tr' > "$T/res/s.broken.J0.0.20200101-000000-000000.json"
 "$SCAFFOLD" summary "$T/res" > "$T/o10" 2> "$T/e10"; rc=$?
 check "summary skips the corrupt file too (rc $rc)" test "$rc" -eq 0
 check "summary names the corrupt file" contains "$T/e10" "s.broken.J0.0.20200101-000000-000000.json"

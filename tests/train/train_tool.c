@@ -33,7 +33,11 @@ static int ckpt_load(const char *path, sf_ckpt_state *s, float **p, float **m, f
   *m = sf_malloc(n * 4 + 4, "m");
   *v = sf_malloc(n * 4 + 4, "v");
   st = sf_checkpoint_read(path, &s->topo, s, *p, *m, *v, err, sizeof err);
-  if (st != SF_CKPT_OK) fprintf(stderr, "%s\n", err);
+  if (st != SF_CKPT_OK) {
+    fprintf(stderr, "%s\n", err);
+    free(*p), free(*m), free(*v);
+    *p = *m = *v = NULL;
+  }
   return st;
 }
 
@@ -57,9 +61,12 @@ static int ckpt_info(const char *path)
 static int ckpt_cmp(const char *a, const char *b)
 {
   sf_ckpt_state sa, sb;
-  float *pa, *ma, *va, *pb, *mb, *vb;
-  if (ckpt_load(a, &sa, &pa, &ma, &va) != 0 || ckpt_load(b, &sb, &pb, &mb, &vb) != 0) return 2;
-  int bad = 0;
+  float *pa = NULL, *ma = NULL, *va = NULL, *pb = NULL, *mb = NULL, *vb = NULL;
+  int bad = 0, rc = 1;
+  if (ckpt_load(a, &sa, &pa, &ma, &va) != 0 || ckpt_load(b, &sb, &pb, &mb, &vb) != 0) {
+    rc = 2;
+    goto out;
+  }
 #define CMPL(f)                                                                          \
   if (sa.f != sb.f) {                                                                    \
     fprintf(stderr, "state %s differs: %ld vs %ld\n", #f, (long)sa.f, (long)sb.f);       \
@@ -75,7 +82,7 @@ static int ckpt_cmp(const char *a, const char *b)
   if (sa.topo.nparams != sb.topo.nparams) {
     fprintf(stderr, "parameter counts differ: %llu vs %llu\n", (unsigned long long)sa.topo.nparams,
             (unsigned long long)sb.topo.nparams);
-    return 1;
+    goto out;
   }
   size_t n = (size_t)sa.topo.nparams;
   const float *xa[3] = {pa, ma, va}, *xb[3] = {pb, mb, vb};
@@ -96,7 +103,10 @@ static int ckpt_cmp(const char *a, const char *b)
     }
   }
   if (!bad) printf("checkpoints identical: %zu parameters, epoch %ld, %ld steps\n", n, sa.epoch, sa.global_step);
-  return bad ? 1 : 0;
+  rc = bad ? 1 : 0;
+out:
+  free(pa), free(ma), free(va), free(pb), free(mb), free(vb);
+  return rc;
 }
 
 static int csv_load(const char *path, sf_epoch_row **rows, size_t *n)
@@ -172,6 +182,7 @@ static int csv_converged(const char *path, double target)
   if (csv_load(path, &rows, &n)) return 1;
   if (n == 0) {
     fprintf(stderr, "%s has no rows\n", path);
+    free(rows);
     return 1;
   }
   int bad = 0;
@@ -192,14 +203,18 @@ static int csv_converged(const char *path, double target)
 
 static int csv_cmp(const char *a, const char *b)
 {
-  sf_epoch_row *ra, *rb;
+  sf_epoch_row *ra = NULL, *rb = NULL;
   size_t na, nb;
-  if (csv_load(a, &ra, &na) || csv_load(b, &rb, &nb)) return 1;
-  if (na != nb) {
-    fprintf(stderr, "row counts differ: %zu vs %zu\n", na, nb);
+  int bad = 0;
+  if (csv_load(a, &ra, &na) || csv_load(b, &rb, &nb)) {
+    free(ra);
     return 1;
   }
-  int bad = 0;
+  if (na != nb) {
+    fprintf(stderr, "row counts differ: %zu vs %zu\n", na, nb);
+    free(ra), free(rb);
+    return 1;
+  }
   for (size_t i = 0; i < na; i++) {
     ra[i].epoch_duration = rb[i].epoch_duration = 0;
     char la[1024], lb[1024];
@@ -211,6 +226,7 @@ static int csv_cmp(const char *a, const char *b)
     }
   }
   if (!bad) printf("%zu rows identical (epoch_duration ignored)\n", na);
+  free(ra), free(rb);
   return bad ? 1 : 0;
 }
 
@@ -224,6 +240,7 @@ static int config_get(const char *path, int nkeys, char **keys)
     char *v = sf_config_value_string(&c, keys[i]);
     if (!v) {
       fprintf(stderr, "unknown key %s\n", keys[i]);
+      sf_config_free(&c);
       return 1;
     }
     printf("%s=%s\n", keys[i], v);
@@ -239,11 +256,13 @@ static int trace_check(const char *path, int nworkers)
   cJSON *j = sf_json_load(path, &err);
   if (!j) {
     fprintf(stderr, "%s does not parse: %s\n", path, err ? err : "?");
+    free(err);
     return 1;
   }
   cJSON *ev = cJSON_GetObjectItemCaseSensitive(j, "traceEvents");
   if (!cJSON_IsArray(ev)) {
     fprintf(stderr, "%s: no traceEvents array\n", path);
+    cJSON_Delete(j);
     return 1;
   }
   long *per = calloc((size_t)nworkers + 1, sizeof *per);
@@ -316,6 +335,7 @@ static int json_get(const char *path, const char *dotted)
   cJSON *j = sf_json_load(path, &err);
   if (!j) {
     fprintf(stderr, "%s does not parse: %s\n", path, err ? err : "?");
+    free(err);
     return 1;
   }
   char *p = sf_strdup(dotted);
