@@ -1,6 +1,8 @@
 /* Implementation of tests/common/golden.h: loads a whole golden file and indexes its tensors. */
 #include "golden.h"
 
+#include "scaffold/model.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -194,4 +196,26 @@ void sf_golden_ndhwc_to_ncdhw(float *dst, const float *src, int C, int D, int H,
   size_t n = (size_t)D * H * W;
   for (int c = 0; c < C; c++)
     for (size_t v = 0; v < n; v++) dst[(size_t)c * n + v] = src[v * C + c];
+}
+
+float *sf_golden_load_arena(const sf_golden *g, const sf_unet *u, const char *prefix)
+{
+  float *a = calloc(u->total_params, sizeof(float));
+  if (!a) {
+    fprintf(stderr, "FAIL out of memory for a %zu-parameter arena\n", u->total_params);
+    exit(1);
+  }
+  for (int i = 0; i < u->nparams; i++) {
+    const sf_param_desc *p = &u->params[i];
+    char key[128];
+    snprintf(key, sizeof key, "%s%s", prefix, p->name);
+    size_t n = 0;
+    const float *t = sf_golden_f32(g, key, &n);
+    if (n != p->numel) {
+      fprintf(stderr, "FAIL %s has %zu elements, our %s has %zu\n", key, n, p->name, p->numel);
+      exit(1);
+    }
+    sf_param_from_torch(p, a + p->offset, t);
+  }
+  return a;
 }

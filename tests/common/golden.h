@@ -55,4 +55,9 @@ void sf_golden_expect_shape(const sf_golden *g, const char *name, int ndim, cons
 void sf_golden_ncdhw_to_ndhwc(float *dst, const float *src, int C, int D, int H, int W);
 void sf_golden_ndhwc_to_ncdhw(float *dst, const float *src, int C, int D, int H, int W);
 
+/* Every parameter of u as golden tensors "<prefix><PyTorch name>", converted into a malloc'ed arena
+ * of our layout. Exits with a message if a tensor is missing or has another element count. */
+struct sf_unet;
+float *sf_golden_load_arena(const sf_golden *g, const struct sf_unet *u, const char *prefix);
+
 #endif

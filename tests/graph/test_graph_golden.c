@@ -23,24 +23,6 @@
 static sf_golden *G;
 static sf_unet U;
 
-static float *load_arena(const char *prefix)
-{
-  float *a = calloc(U.total_params, sizeof(float));
-  for (int i = 0; i < U.nparams; i++) {
-    const sf_param_desc *p = &U.params[i];
-    char key[128];
-    snprintf(key, sizeof key, "%s%s", prefix, p->name);
-    size_t n = 0;
-    const float *t = sf_golden_f32(G, key, &n);
-    if (n != p->numel) {
-      fprintf(stderr, "FAIL %s has %zu elements, our %s has %zu\n", key, n, p->name, p->numel);
-      exit(1);
-    }
-    sf_param_from_torch(p, a + p->offset, t);
-  }
-  return a;
-}
-
 static void check_terms(const char *what, const double *got, const double *want, double rtol)
 {
   static const char *names[3] = {"ce", "dice_fg", "loss"};
@@ -78,7 +60,9 @@ int main(int argc, char **argv)
   for (size_t i = 0; i < nvox; i++) lab[i] = (uint16_t)lab32[i];
   const float *cw = sf_golden_f32(G, "cw", NULL);
   double lr = sf_golden_double(G, "step.lr");
-  float *params = load_arena("param."), *want_g = load_arena("grad."), *want_p1 = load_arena("step.param.");
+  float *params = sf_golden_load_arena(G, &U, "param.");
+  float *want_g = sf_golden_load_arena(G, &U, "grad.");
+  float *want_p1 = sf_golden_load_arena(G, &U, "step.param.");
   float *p0 = malloc(P * sizeof(float));
   memcpy(p0, params, P * sizeof(float));
 

@@ -19,25 +19,6 @@
 static sf_golden *G;
 static sf_unet U;
 
-/* Golden tensors "<prefix><name>" for every parameter, converted into an arena of our layout. */
-static float *load_arena(const char *prefix)
-{
-  float *a = calloc(U.total_params, sizeof(float));
-  for (int i = 0; i < U.nparams; i++) {
-    const sf_param_desc *p = &U.params[i];
-    char key[128];
-    snprintf(key, sizeof key, "%s%s", prefix, p->name);
-    size_t n = 0;
-    const float *t = sf_golden_f32(G, key, &n);
-    if (n != p->numel) {
-      fprintf(stderr, "FAIL %s has %zu elements, our %s has %zu\n", key, n, p->name, p->numel);
-      exit(1);
-    }
-    sf_param_from_torch(p, a + p->offset, t);
-  }
-  return a;
-}
-
 static void check_loss(const char *what, const double got[3], const double *want, double rtol)
 {
   static const char *names[3] = {"ce", "dice_fg", "loss"};
@@ -88,7 +69,9 @@ int main(int argc, char **argv)
   const float *cw = sf_golden_f32(G, "cw", NULL);
   const double *want_loss = sf_golden_f64(G, "loss", NULL);
 
-  float *params = load_arena("param."), *want_g = load_arena("grad."), *want_p1 = load_arena("step.param.");
+  float *params = sf_golden_load_arena(G, &U, "param.");
+  float *want_g = sf_golden_load_arena(G, &U, "grad.");
+  float *want_p1 = sf_golden_load_arena(G, &U, "step.param.");
   float *grads = malloc(P * sizeof(float)), *ours_blas = malloc(P * sizeof(float));
   sf_unet_ref *r = sf_unet_ref_create(&U);
 
