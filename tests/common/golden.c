@@ -2,8 +2,10 @@
 #include "golden.h"
 
 #include "scaffold/model.h"
+#include "testutil.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,4 +220,15 @@ float *sf_golden_load_arena(const sf_golden *g, const sf_unet *u, const char *pr
     sf_param_from_torch(p, a + p->offset, t);
   }
   return a;
+}
+
+void sf_golden_check_loss_terms(const char *what, const double *got, const double *want, double rtol)
+{
+  static const char *names[3] = {"ce", "dice_fg", "loss"};
+  for (int i = 0; i < 3; i++) {
+    double err = fabs(got[i] - want[i]) / fmax(fabs(want[i]), 1e-3);
+    SF_CHECK(err <= rtol, "%s %s: got %.9f want %.9f (relative error %.2e > %.0e)", what, names[i], got[i], want[i],
+             err, rtol);
+    if (err <= rtol) printf("ok   %s %s: got %.9f want %.9f (relative error %.2e)\n", what, names[i], got[i], want[i], err);
+  }
 }

@@ -58,6 +58,9 @@ void sf_golden_ndhwc_to_ncdhw(float *dst, const float *src, int C, int D, int H,
 /* Every parameter of u as golden tensors "<prefix><PyTorch name>", converted into a malloc'ed arena
  * of our layout. Exits with a message if a tensor is missing or has another element count. */
 struct sf_unet;
+/* Checks got[0..2] (ce, dice_fg, loss) against want within rtol (relative to max(|want|, 1e-3)),
+ * through testutil's SF_CHECK; prints an ok line per term. */
+void sf_golden_check_loss_terms(const char *what, const double *got, const double *want, double rtol);
 float *sf_golden_load_arena(const sf_golden *g, const struct sf_unet *u, const char *prefix);
 
 #endif

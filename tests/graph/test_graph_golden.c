@@ -23,17 +23,6 @@
 static sf_golden *G;
 static sf_unet U;
 
-static void check_terms(const char *what, const double *got, const double *want, double rtol)
-{
-  static const char *names[3] = {"ce", "dice_fg", "loss"};
-  for (int i = 0; i < 3; i++) {
-    double err = fabs(got[i] - want[i]) / fmax(fabs(want[i]), 1e-3);
-    SF_CHECK(err <= rtol, "%s %s: got %.9f want %.9f (relative error %.2e > %.0e)", what, names[i], got[i], want[i],
-             err, rtol);
-    if (err <= rtol) printf("ok   %s %s: got %.9f want %.9f (relative error %.2e)\n", what, names[i], got[i], want[i], err);
-  }
-}
-
 int main(int argc, char **argv)
 {
   if (argc != 3) {
@@ -80,7 +69,7 @@ int main(int argc, char **argv)
 
   double out[3], out_after[4];
   sf_graph_train_step(g, x, lab, cw, lr, 1, out);
-  check_terms("loss of the step", out, sf_golden_f64(G, "loss", NULL), 1e-5);
+  sf_golden_check_loss_terms("loss of the step", out, sf_golden_f64(G, "loss", NULL), 1e-5);
   double norm = sf_graph_last_grad_norm(g), want_norm = sf_golden_double(G, "step.total_norm");
   SF_CHECK(fabs(norm - want_norm) <= 1e-5 * want_norm, "gradient norm: got %.9g want %.9g", norm, want_norm);
 
@@ -112,7 +101,7 @@ int main(int argc, char **argv)
   sf_graph_release_state(g);
 
   sf_graph_eval(g, x, lab, cw, out_after);
-  check_terms("loss after the update", out_after, sf_golden_f64(G, "step.loss", NULL), 1e-4);
+  sf_golden_check_loss_terms("loss after the update", out_after, sf_golden_f64(G, "step.loss", NULL), 1e-4);
 
   sf_graph_destroy(g);
   sf_config_free(&c);

@@ -19,17 +19,6 @@
 static sf_golden *G;
 static sf_unet U;
 
-static void check_loss(const char *what, const double got[3], const double *want, double rtol)
-{
-  static const char *names[3] = {"ce", "dice_fg", "loss"};
-  for (int i = 0; i < 3; i++) {
-    double err = fabs(got[i] - want[i]) / fmax(fabs(want[i]), 1e-3);
-    SF_CHECK(err <= rtol, "%s %s: got %.9f want %.9f (relative error %.2e > %.0e)", what, names[i], got[i], want[i],
-             err, rtol);
-    if (err <= rtol) printf("ok   %s %s: got %.9f want %.9f (relative error %.2e)\n", what, names[i], got[i], want[i], err);
-  }
-}
-
 int main(int argc, char **argv)
 {
   if (argc != 2) {
@@ -91,7 +80,7 @@ int main(int argc, char **argv)
     snprintf(what, sizeof what, "logits (%s, train step)", v);
     sf_check_close_f(what, sf_unet_ref_logits(r), want_z, nvox * K, 1e-4);
     snprintf(what, sizeof what, "loss (%s)", v);
-    check_loss(what, loss, want_loss, 1e-5);
+    sf_golden_check_loss_terms(what, loss, want_loss, 1e-5);
     for (int i = 0; i < U.nparams; i++) {
       const sf_param_desc *p = &U.params[i];
       snprintf(what, sizeof what, "grad %s (%s)", p->name, v);
@@ -153,7 +142,7 @@ int main(int argc, char **argv)
       double loss[3];
       float *dummy = calloc(P, sizeof(float));
       sf_unet_ref_train_step(r, w, dummy, x, lab, cw, loss, 0);
-      check_loss("loss after one step (our gradients, blas)", loss, sf_golden_f64(G, "step.loss", NULL), 1e-4);
+      sf_golden_check_loss_terms("loss after one step (our gradients, blas)", loss, sf_golden_f64(G, "step.loss", NULL), 1e-4);
       free(dummy);
     }
     free(w), free(m), free(vv);
