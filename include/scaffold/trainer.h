@@ -110,6 +110,15 @@ typedef struct {
   long optimizer_steps, total_optimizer_steps;
 } sf_epoch_row;
 
+/* The row written for an epoch stopped by SIGINT/SIGTERM: the training columns cover the steps run
+ * so far, the three validation columns are nan (no validation ran; a finished epoch never has a
+ * nan there) and optimizer_steps counts the steps applied. A resume starts at that epoch, so the
+ * partial row is cut (upstream's truncation at the first row >= start epoch) and replaced by the
+ * finished epoch's row. The header stays upstream's. */
+sf_epoch_row sf_epoch_row_partial(long epoch, double loss_sum, double dice_sum, double nsamp, double seconds,
+                                  long optimizer_steps, long total_optimizer_steps);
+int sf_epoch_row_is_partial(const sf_epoch_row *r);
+
 /* Creates a fresh <base>/<job_name>_<YYYYmmdd-HHMMSS>[-k] (k from 1 on a same-second collision).
  * Returns the malloc'ed path, or NULL with a message in err. */
 char *sf_run_dir_create(const char *base, const char *job_name, char *err, size_t errlen);

@@ -148,6 +148,23 @@ void sf_epoch_row_format(const sf_epoch_row *r, char *buf, size_t len)
            r->optimizer_steps, r->total_optimizer_steps);
 }
 
+sf_epoch_row sf_epoch_row_partial(long epoch, double loss_sum, double dice_sum, double nsamp, double seconds,
+                                  long optimizer_steps, long total_optimizer_steps)
+{
+  return (sf_epoch_row){.epoch = epoch,
+                        .epoch_loss = loss_sum,
+                        .overall_loss = nsamp > 0 ? loss_sum / nsamp : 0,
+                        .val_loss_epoch = NAN,
+                        .val_loss_avg = NAN,
+                        .train_dice = nsamp > 0 ? dice_sum / nsamp : 0,
+                        .val_dice = NAN,
+                        .epoch_duration = seconds,
+                        .optimizer_steps = optimizer_steps,
+                        .total_optimizer_steps = total_optimizer_steps};
+}
+
+int sf_epoch_row_is_partial(const sf_epoch_row *r) { return isnan(r->val_dice); }
+
 int sf_epoch_row_parse(const char *line, sf_epoch_row *r)
 {
   double v[10];

@@ -9,8 +9,9 @@
  * sample's CE equally, where upstream pools the CE denominator over the batch (documented).
  *
  * A stop inside an epoch (signal, --max-count) saves the epoch's position and running sums in the
- * checkpoint; a resume finishes that epoch exactly as an uninterrupted run would, so no partial
- * row is ever written to train_stats.csv (its header stays upstream's).
+ * checkpoint; a resume finishes that epoch exactly as an uninterrupted run would. A signal also
+ * appends a partial row (nan validation columns, sf_epoch_row_partial) to train_stats.csv, which
+ * the resume's truncation replaces with the finished epoch's row; the header stays upstream's.
  *
  * Distributed (mpirun, scaffold/dist.h): each replica takes its DistributedSampler share; every
  * shard of a replica runs the same steps. Each step's loss, Dice and sample count are summed over
@@ -427,6 +428,27 @@ static void fail(sf_train_result *r, int status, const char *fmt, ...)
   r->status = status;
 }
 
+/* SIGINT/SIGTERM inside an epoch: rank 0 appends the epoch's partial row (sf_epoch_row_partial:
+ * training sums over the steps run, nan validation columns); the resume cuts it and writes the
+ * finished epoch's row. A stop before the epoch's first step writes no row. */
+static void write_partial_row(tctx *t, long epoch, int steps_done, long opt_steps, double loss_sum,
+                              double dice_sum, double nsamp, char *note, size_t len)
+{
+  if (steps_done == 0) {
+    snprintf(note, len, "no train_stats.csv row (no step of epoch %ld had run)", epoch);
+    return;
+  }
+  sf_epoch_row row = sf_epoch_row_partial(epoch, loss_sum, dice_sum, nsamp, t->st.partial_seconds, opt_steps,
+                                          t->st.total_optimizer_steps);
+  int e = sf_dist_is_root() && sf_stats_csv_append(t->csv_path, &row) != 0 ? errno : 0;
+  if (sf_dist_agree(e != 0))
+    snprintf(note, len, "the partial row for epoch %ld could not be appended to %s: %s", epoch, t->csv_path,
+             e ? strerror(e) : "failed on rank 0");
+  else
+    snprintf(note, len, "partial row for epoch %ld (%d steps, validation columns nan) appended to train_stats.csv",
+             epoch, steps_done);
+}
+
 int sf_train(const sf_train_setup *s, sf_train_result *r)
 {
   memset(r, 0, sizeof *r);
@@ -574,10 +596,13 @@ int sf_train(const sf_train_setup *s, sf_train_result *r)
         if (stop_sig) {
           r->interrupted = stop_sig;
           int rc = save_checkpoint(&t, 0);
-          fail(r, SF_EXIT_INTERRUPTED, "interrupted by %s in epoch %ld after step %d/%d; %s",
+          char row_note[PATH_MAX + 128];
+          write_partial_row(&t, epoch, k, opt_steps, loss_sum, dice_sum, nsamp, row_note, sizeof row_note);
+          fail(r, SF_EXIT_INTERRUPTED, "interrupted by %s in epoch %ld after step %d/%d; %s; %s",
                sf_signal_name(stop_sig), epoch, k, steps,
                rc == 0 ? "checkpoint saved: resume with restart.sh in the run directory"
-                       : "the checkpoint could not be written");
+                       : "the checkpoint could not be written",
+               row_note);
         } else {
           r->stopped_max_count = 1;
           if (checkpoint_every) save_checkpoint(&t, 0);

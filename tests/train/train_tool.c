@@ -154,9 +154,18 @@ static int csv_check(const char *path, long min_rows)
               rows[i].overall_loss, want);
       bad++;
     }
-    if (!(rows[i].val_dice >= 0 && rows[i].val_dice <= 1) || !(rows[i].epoch_duration > 0)) {
-      fprintf(stderr, "row %zu: val_dice %g or epoch_duration %g out of range\n", i + 1, rows[i].val_dice,
-              rows[i].epoch_duration);
+    int partial = sf_epoch_row_is_partial(&rows[i]); /* a SIGINT/SIGTERM row: last, all validation nan */
+    if (partial && (i + 1 != n || !isnan(rows[i].val_loss_epoch) || !isnan(rows[i].val_loss_avg))) {
+      fprintf(stderr, "row %zu: a partial-epoch row (val_dice nan) must be the last row (of %zu) with every "
+              "validation column nan\n", i + 1, n);
+      bad++;
+    }
+    if (!partial && !(rows[i].val_dice >= 0 && rows[i].val_dice <= 1)) {
+      fprintf(stderr, "row %zu: val_dice %g out of [0, 1]\n", i + 1, rows[i].val_dice);
+      bad++;
+    }
+    if (!(rows[i].epoch_duration > 0)) {
+      fprintf(stderr, "row %zu: epoch_duration %g is not positive\n", i + 1, rows[i].epoch_duration);
       bad++;
     }
     long prev = i ? rows[i - 1].total_optimizer_steps : 0;
