@@ -143,6 +143,32 @@ static void block_free(const sf_graph *g, dconv_block *b)
   sf_tensor_destroy(&b->out);
 }
 
+/* Which weight gradients get per-slab partials (summed in slab order by one task at the end of the
+ * backward pass) instead of RW|COMMUTE accumulation: all of them under more_determinism; otherwise,
+ * in a single process with more than one slab and more than one worker, the small ones (<= SF_GRAD_PART_MAX_FLOATS,
+ * e.g. the level-0 layers at base 64). COMMUTE serialises a layer's slab contributions, which is
+ * harmless mid-pass but left one worker idle at the end of the backward pass, where the level-0
+ * weight gradients are the only work left (5.8 % of a ps 5 base 64 step on 2 workers). The extra
+ * memory is S copies of those small tensors. */
+#ifndef SF_GRAD_PART_MAX_FLOATS
+#define SF_GRAD_PART_MAX_FLOATS ((size_t)1 << 18)
+#endif
+static void choose_partial_grads(sf_graph *g)
+{
+  const int P = g->P;
+  int small_ok = g->S > 1 && g->spatial <= 1 && starpu_worker_get_count() > 1; /* ranks may differ in workers */
+  g->part_grad = sf_calloc((size_t)P, 1, "gradient partial flags");
+  g->part_off = sf_calloc((size_t)P, sizeof(size_t), "gradient partial offsets");
+  g->part_total = 0;
+  for (int p = 0; p < P; p++) {
+    size_t n = g->u->params[p].numel;
+    if (!g->slab_grad[p] || !(g->deterministic || (small_ok && n <= SF_GRAD_PART_MAX_FLOATS))) continue;
+    g->part_grad[p] = 1;
+    g->part_off[p] = g->part_total;
+    g->part_total += (n + 15) & ~(size_t)15; /* 64-byte aligned tensors */
+  }
+}
+
 static void params_init(sf_graph *g, float *params)
 {
   const sf_unet *u = g->u;
@@ -185,7 +211,8 @@ static void params_init(sf_graph *g, float *params)
     g->slab_grad[p] = d->kind != SF_PARAM_GN_GAMMA && d->kind != SF_PARAM_GN_BETA;
   }
   g->clip = sf_vector_register(g->clip_buf, 2, sizeof(double), "grad.clip");
-  if (g->deterministic) {
+  choose_partial_grads(g);
+  if (g->part_total) {
     int k0 = S, nown = 0; /* the owned slabs (all in a single process) */
     for (int k = 0; k < S; k++)
       if (g->owner[k] == g->me) {
@@ -193,17 +220,18 @@ static void params_init(sf_graph *g, float *params)
         nown++;
       }
     g->gpart_slabs = nown;
-    g->gpart = sf_data_alloc((size_t)nown * ab, "per-slab gradient partials");
-    g->bytes += (size_t)nown * ab;
+    size_t pb = g->part_total * sizeof(float);
+    g->gpart = sf_data_alloc((size_t)nown * pb, "per-slab gradient partials");
+    g->bytes += (size_t)nown * pb;
     g->hgp = sf_calloc((size_t)S * P, sizeof(sf_handle), "gradient partial handles");
     for (int k = 0; k < S; k++)
       for (int p = 0; p < P; p++)
-        if (g->slab_grad[p]) {
+        if (g->part_grad[p]) {
           const sf_param_desc *d = &u->params[p];
           sf_handle h;
           if (g->owner[k] == g->me)
-            h = sf_vector_register(g->gpart + (size_t)(k - k0) * g->total + d->offset, d->numel, sizeof(float),
-                                   "grad.part");
+            h = sf_vector_register(g->gpart + (size_t)(k - k0) * g->part_total + g->part_off[p], d->numel,
+                                   sizeof(float), "grad.part");
           else
             h = sf_vector_register_remote(d->numel, sizeof(float), "grad.part");
           if (g->spatial > 1) sf_dist_register(h, sf_dist_tag(SF_TAG_GPART, sf_dist_replica(), k * P + p, 0), g->owner[k]);
@@ -234,9 +262,11 @@ static void params_free(sf_graph *g)
   sf_handle_unregister(g->clip);
   if (g->hgp) {
     for (size_t i = 0; i < (size_t)S * P; i++) sf_handle_unregister(g->hgp[i]);
-    sf_data_free(g->gpart, (size_t)g->gpart_slabs * g->total * sizeof(float));
+    sf_data_free(g->gpart, (size_t)g->gpart_slabs * g->part_total * sizeof(float));
     free(g->hgp);
   }
+  free(g->part_grad);
+  free(g->part_off);
   if (g->hgq) {
     for (size_t i = 0; i < (size_t)g->spatial * P; i++) sf_handle_unregister(g->hgq[i]);
     free(g->hgq);
@@ -480,5 +510,6 @@ void sf_graph_describe(const sf_graph *g, char *buf, size_t len)
                      "weight gradients %s",
            g->S, g->u->edge[g->L], g->tasks_per_step, (double)g->bytes / (1 << 20),
            g->deterministic ? "by per-slab partials summed in slab order (more_determinism)"
+           : g->part_total  ? "accumulated in any order (RW|COMMUTE), the small ones by per-slab partials"
                             : "accumulated in any order (RW|COMMUTE)");
 }

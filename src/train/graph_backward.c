@@ -1,8 +1,9 @@
 /* The loss, the U-Net backward pass and the optimizer as tasks: the forward list of
  * graph_forward.c in reverse, then gradient clipping and Adam (spec §6.1). Weight gradients get one
- * contribution per slab: RW|COMMUTE into the gradient (zeroed first), or under more_determinism a
- * per-slab partial (W) summed in slab order, so the result is bitwise the same whatever the
- * scheduler and the worker count. The gradients reaching an encoder output from its two consumers
+ * contribution per slab: RW|COMMUTE into the gradient (zeroed first), or a per-slab partial (W)
+ * summed in slab order: for every weight under more_determinism, so the result is bitwise the same
+ * whatever the scheduler and the worker count, and otherwise for the small level-0 weights, whose
+ * slab contributions would serialise at the end of the pass (graph.c: choose_partial_grads). The gradients reaching an encoder output from its two consumers
  * (the next Down's max-pool and the Up's skip concat) meet in the max-pool backward task. In a
  * spatial run each shard accumulates its slabs' contributions into its own gradient arena (shard 0
  * also gets the GroupNorm parameters' full-volume gradients); the all-reduce sums the arenas. The
@@ -16,11 +17,11 @@
 #define LOW (&sf_graph_opt_low)
 #define PARAM(p) (g->hp[(p)])
 
-/* Where slab k's contribution to the gradient of parameter p goes. */
-static sf_accum grad_acc(const sf_graph *g) { return g->deterministic ? SF_ACC_PARTIAL : SF_ACC_COMMUTE; }
+/* Where slab k's contribution to the gradient of parameter p goes (graph.c: choose_partial_grads). */
+static sf_accum grad_acc(const sf_graph *g, int p) { return g->part_grad[p] ? SF_ACC_PARTIAL : SF_ACC_COMMUTE; }
 static sf_handle grad_dst(const sf_graph *g, int p, int k)
 {
-  return g->deterministic ? g->hgp[(size_t)k * g->P + p] : sf_graph_grad_of(g, sf_graph_shard_of(g, k), p);
+  return g->part_grad[p] ? g->hgp[(size_t)k * g->P + p] : sf_graph_grad_of(g, sf_graph_shard_of(g, k), p);
 }
 
 void sf_graph_submit_loss(sf_graph *g)
@@ -38,7 +39,7 @@ static void conv3_backward(sf_graph *g, sf_tensor *dx, sf_tensor *dy, sf_tensor 
     if (dx)
       insert_task_conv3d_backward_data(CRIT, dx->slab[k], sf_tensor_lo(dy, k), dy->slab[k], sf_tensor_hi(dy, k),
                                        PARAM(w), x->H, x->W, cin, cout);
-    insert_task_conv3d_backward_weights(LOW, grad_acc(g), grad_dst(g, w, k), sf_tensor_lo(x, k), x->slab[k],
+    insert_task_conv3d_backward_weights(LOW, grad_acc(g, w), grad_dst(g, w, k), sf_tensor_lo(x, k), x->slab[k],
                                         sf_tensor_hi(x, k), dy->slab[k], x->H, x->W, cin, cout);
   }
 }
@@ -72,7 +73,7 @@ void sf_graph_submit_backward(sf_graph *g)
   const int *ch = g->u->channels;
   for (int q = 0; q < g->spatial; q++)
     for (int p = 0; p < g->P; p++) {
-      if (!g->deterministic && g->slab_grad[p]) /* COMMUTE accumulation needs zeroed gradients */
+      if (g->slab_grad[p] && !g->part_grad[p]) /* COMMUTE accumulation needs zeroed gradients */
         insert_task_zero(LOW, sf_graph_grad_of(g, q, p));
       else if (q > 0 && !g->slab_grad[p]) /* GroupNorm gradients come from shard 0 alone */
         insert_task_zero(LOW, sf_graph_grad_of(g, q, p));
@@ -83,7 +84,7 @@ void sf_graph_submit_backward(sf_graph *g)
                               1.0f);
   for (int k = 0; k < S; k++) {
     insert_task_conv1_backward_data(CRIT, g->g_out[0].slab[k], g->g_logits.slab[k], PARAM(g->out_w), ch[0], g->K);
-    insert_task_conv1_backward_weights(LOW, grad_acc(g), grad_dst(g, g->out_w, k), grad_dst(g, g->out_b, k),
+    insert_task_conv1_backward_weights(LOW, grad_acc(g, g->out_w), grad_dst(g, g->out_w, k), grad_dst(g, g->out_b, k),
                                        g->dec[0].out.slab[k], g->g_logits.slab[k], ch[0], g->K);
   }
   for (int i = 0; i < L; i++) { /* decoder, shallowest first */
@@ -93,7 +94,7 @@ void sf_graph_submit_backward(sf_graph *g)
       insert_task_concat_backward(CRIT, g->g_skip[i].slab[k], g->g_up[i].slab[k], g->g_cat[i].slab[k], ch[i], ch[i]);
       insert_task_upconv3d_backward_data(CRIT, g->g_out[i + 1].slab[k], g->g_up[i].slab[k], PARAM(g->up_w[i]),
                                          ch[i + 1], ch[i]);
-      insert_task_upconv3d_backward_weights(LOW, grad_acc(g), grad_dst(g, g->up_w[i], k), grad_dst(g, g->up_b[i], k),
+      insert_task_upconv3d_backward_weights(LOW, grad_acc(g, g->up_w[i]), grad_dst(g, g->up_w[i], k), grad_dst(g, g->up_b[i], k),
                                             deep->slab[k], g->g_up[i].slab[k], ch[i + 1], ch[i]);
     }
   }
@@ -104,16 +105,16 @@ void sf_graph_submit_backward(sf_graph *g)
         insert_task_maxpool3d_backward(CRIT, g->g_out[i - 1].slab[k], g->g_pool[i].slab[k], g->pidx[i].slab[k],
                                        g->g_skip[i - 1].slab[k], ch[i - 1]);
   }
-  if (g->deterministic) /* each shard sums its own slabs' partials in slab order */
-    for (int q = 0; q < g->spatial; q++)
-      for (int p = 0; p < g->P; p++)
-        if (g->slab_grad[p]) {
-          sf_handle parts[SF_MAX_SLABS];
-          int n = 0;
-          for (int k = 0; k < S; k++)
-            if (g->spatial <= 1 || sf_graph_shard_of(g, k) == q) parts[n++] = g->hgp[(size_t)k * g->P + p];
-          insert_task_sum_f(LOW, sf_graph_grad_of(g, q, p), parts, n);
-        }
+  /* each shard sums its own slabs' partials in slab order */
+  for (int q = 0; q < g->spatial; q++)
+    for (int p = 0; p < g->P; p++)
+      if (g->part_grad[p]) {
+        sf_handle parts[SF_MAX_SLABS];
+        int n = 0;
+        for (int k = 0; k < S; k++)
+          if (g->spatial <= 1 || sf_graph_shard_of(g, k) == q) parts[n++] = g->hgp[(size_t)k * g->P + p];
+        insert_task_sum_f(LOW, sf_graph_grad_of(g, q, p), parts, n);
+      }
 }
 
 void sf_graph_submit_optimizer(sf_graph *g, double lr, long step)

@@ -33,7 +33,7 @@ typedef struct {
 struct sf_graph {
   const sf_unet *u;
   int L, S, K, G, cin0;         /* levels, slabs, classes, GN groups, input channels */
-  int deterministic;            /* more_determinism: per-slab weight-gradient partials */
+  int deterministic;            /* more_determinism: per-slab partials for every weight gradient */
   int d0[SF_MAX_LEVELS + 1][SF_MAX_SLABS + 1]; /* slab boundaries per level */
 
   /* ---- activations ---- */
@@ -64,11 +64,13 @@ struct sf_graph {
   /* ---- parameters and optimizer state (arena layout of model.h) ---- */
   int P;
   float *params;                     /* caller's */
-  float *grads, *m, *v, *gpart;      /* ours; gpart = S arenas of per-slab partials (deterministic) */
+  float *grads, *m, *v, *gpart;      /* ours; gpart = arenas of per-slab partials, part_total floats each */
   int gpart_slabs;                   /* arenas in gpart: S, or the owned slabs in a spatial run */
+  unsigned char *part_grad;          /* P: 1 if slab k writes its own partial (hgp), summed in slab order */
+  size_t *part_off, part_total;      /* P: offset of p's partial in a slab's arena; floats per arena */
   size_t total;
   sf_handle *hp, *hg, *hm, *hv;      /* P each */
-  sf_handle *hgp;                    /* S*P, [k*P + p]; NULL entries for params without slab terms */
+  sf_handle *hgp;                    /* S*P, [k*P + p]; NULL entries for params without partials */
   unsigned char *slab_grad;          /* P: 1 if slabs contribute to this gradient (conv, upconv, outconv) */
   double *sumsq_buf;                 /* P */
   sf_handle *hsumsq;                 /* P */
