@@ -506,9 +506,12 @@ int sf_graph_nslabs(const sf_graph *g) { return g->S; }
 
 void sf_graph_describe(const sf_graph *g, char *buf, size_t len)
 {
-  snprintf(buf, len, "task graph: %d depth slabs (bottleneck edge %d), %ld tasks/step, %.1f MiB allocated, "
+  char tasks[48];
+  if (g->tasks_per_step > 0) snprintf(tasks, sizeof tasks, "%ld tasks/step", g->tasks_per_step);
+  else snprintf(tasks, sizeof tasks, "tasks/step not counted yet (no step run)");
+  snprintf(buf, len, "task graph: %d depth slabs (bottleneck edge %d), %s, %.1f MiB allocated, "
                      "weight gradients %s",
-           g->S, g->u->edge[g->L], g->tasks_per_step, (double)g->bytes / (1 << 20),
+           g->S, g->u->edge[g->L], tasks, (double)g->bytes / (1 << 20),
            g->deterministic ? "by per-slab partials summed in slab order (more_determinism)"
            : g->part_total  ? "accumulated in any order (RW|COMMUTE), the small ones by per-slab partials"
                             : "accumulated in any order (RW|COMMUTE)");

@@ -67,7 +67,6 @@ int main(int argc, char **argv)
   sf_graph *g = sf_graph_create(&p.u, &c, p.params0, err, sizeof err); /* params0 is the arena */
   if (!g) sf_die(SF_EXIT_FAILURE, "sf_graph_create: %s", err);
   sf_runtime_describe(desc, sizeof desc);
-  sf_graph_describe(g, gdesc, sizeof gdesc);
   float *x = sf_malloc(p.nvox * 3 * sizeof(float), "sample");
   uint16_t *lab = sf_malloc(p.nvox * sizeof(uint16_t), "labels");
   double t[GT_MAX_STEPS], out[3], loss0 = 0, loss1 = 0;
@@ -90,6 +89,7 @@ int main(int argc, char **argv)
   }
   if (trace_dir && sf_trace_end(err, sizeof err) != 0) sf_die(SF_EXIT_FAILURE, "trace: %s", err);
   int nslabs = sf_graph_nslabs(g);
+  sf_graph_describe(g, gdesc, sizeof gdesc); /* after a step: it reports the tasks per step */
   sf_graph_destroy(g);
   gt_runtime_stop();
 
