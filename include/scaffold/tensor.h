@@ -31,6 +31,7 @@ typedef struct sf_tensor {
   sf_handle plane_hi[SF_MAX_SLABS]; /* at a shard boundary k+1: copy of slab k+1's first plane (k's hi halo) */
   void *plane_mem;                  /* the owned planes' memory */
   size_t plane_bytes;
+  int alias;                        /* 1: shares another tensor's handles and memory (sf_tensor_alias) */
 } sf_tensor;
 
 /* Ownership of a tensor's slabs over StarPU-MPI ranks (scaffold/dist.h). Slabs are registered with
@@ -61,6 +62,10 @@ void sf_tensor_init_dist(sf_tensor *t, const char *name, int D, int H, int W, in
 void sf_tensor_halo_exchange(sf_tensor *t);
 /* Unregisters every slab (waiting for its tasks; the data ends up in t->data) and frees the memory. */
 void sf_tensor_destroy(sf_tensor *t);
+/* dst becomes another name for src: the same handles and memory, so StarPU orders every access to
+ * either through the same data dependencies (reuse of a buffer whose contents are dead). Destroying
+ * the alias does nothing; src must outlive it. src must have the same shape. */
+void sf_tensor_alias(sf_tensor *dst, const sf_tensor *src);
 /* Voxels (D*H*W positions) of slab k, and of the whole tensor. */
 size_t sf_tensor_slab_voxels(const sf_tensor *t, int k);
 size_t sf_tensor_voxels(const sf_tensor *t);

@@ -138,8 +138,18 @@ void sf_tensor_halo_exchange(sf_tensor *t)
     }
 }
 
+void sf_tensor_alias(sf_tensor *dst, const sf_tensor *src)
+{
+  *dst = *src;
+  dst->alias = 1;
+}
+
 void sf_tensor_destroy(sf_tensor *t)
 {
+  if (t->alias) {
+    memset(t, 0, sizeof *t);
+    return;
+  }
   if (!t->slab[0]) return;
   for (int k = 0; k < t->nslabs; k++) {
     if (t->slab[k]) starpu_data_unregister(H_(t->slab[k]));

@@ -31,16 +31,33 @@ void sf_graph_submit_loss(sf_graph *g)
   insert_task_sum_d(CRIT, g->loss_acc, g->loss_part, g->S);
 }
 
-/* dx (may be NULL: no input gradient) and dW of y = conv3(x), from dy */
+static void conv3_backward_data(sf_graph *g, sf_tensor *dx, sf_tensor *dy, sf_tensor *x, int w, int cin, int cout,
+                                int k)
+{
+  insert_task_conv3d_backward_data(CRIT, dx->slab[k], sf_tensor_lo(dy, k), dy->slab[k], sf_tensor_hi(dy, k), PARAM(w),
+                                   x->H, x->W, cin, cout);
+}
+
+static void conv3_backward_weights(sf_graph *g, sf_tensor *dy, sf_tensor *x, int w, int cin, int cout, int k)
+{
+  insert_task_conv3d_backward_weights(LOW, grad_acc(g, w), grad_dst(g, w, k), sf_tensor_lo(x, k), x->slab[k],
+                                      sf_tensor_hi(x, k), dy->slab[k], x->H, x->W, cin, cout);
+}
+
+/* dx (may be NULL: no input gradient) and dW of y = conv3(x), from dy. When dx is x itself (the
+ * decoder's concat, graph.c), every slab's dW is submitted before any dX overwrites x, so StarPU
+ * makes each dX wait for the dW tasks reading that slab (as data or as a neighbour's halo). */
 static void conv3_backward(sf_graph *g, sf_tensor *dx, sf_tensor *dy, sf_tensor *x, int w, int cin, int cout)
 {
   if (dx) sf_tensor_halo_exchange(dy); /* x's planes are still those of the forward pass */
+  if (dx && dx->slab[0] == x->slab[0]) {
+    for (int k = 0; k < g->S; k++) conv3_backward_weights(g, dy, x, w, cin, cout, k);
+    for (int k = 0; k < g->S; k++) conv3_backward_data(g, dx, dy, x, w, cin, cout, k);
+    return;
+  }
   for (int k = 0; k < g->S; k++) {
-    if (dx)
-      insert_task_conv3d_backward_data(CRIT, dx->slab[k], sf_tensor_lo(dy, k), dy->slab[k], sf_tensor_hi(dy, k),
-                                       PARAM(w), x->H, x->W, cin, cout);
-    insert_task_conv3d_backward_weights(LOW, grad_acc(g, w), grad_dst(g, w, k), sf_tensor_lo(x, k), x->slab[k],
-                                        sf_tensor_hi(x, k), dy->slab[k], x->H, x->W, cin, cout);
+    if (dx) conv3_backward_data(g, dx, dy, x, w, cin, cout, k);
+    conv3_backward_weights(g, dy, x, w, cin, cout, k);
   }
 }
 
