@@ -1,8 +1,8 @@
-/* CUDA workers' part of the runtime (scaffold/codelets_cuda.h): the device-memory limit set before
- * starpu_init, the precision and convolution-engine settings read at start-up (torch_amp,
- * SF_CUDA_MATH, SF_CUDA_CONV) and used by the CUDA wrappers, cuBLAS handles per worker
- * (starpu_cublas_init), and the release of every worker's kernel workspace and cuDNN handle before
- * starpu_shutdown. Without CUDA in StarPU (or without the kernels) every hook is a no-op. */
+/* CUDA workers' part of the runtime (scaffold/codelets_cuda.h): the device-memory limit and the
+ * perfmodel sample tolerance (STARPU_HISTORY_MAX_ERROR) set before starpu_init, the precision and
+ * convolution-engine settings read at start-up (torch_amp, SF_CUDA_MATH, SF_CUDA_CONV) and used by
+ * the CUDA wrappers, cuBLAS handles per worker (starpu_cublas_init), and the release of every
+ * worker's kernel workspace and cuDNN handle before starpu_shutdown. Without CUDA in StarPU (or without the kernels) every hook is a no-op. */
 #include "scaffold/codelets_cuda.h"
 
 #include <starpu.h>
@@ -69,12 +69,22 @@ static int read_env(void)
 }
 static int g_prec_env = -1;
 
+#define SF_HISTORY_MAX_ERROR "1000" /* %: keep samples within 11x of the mean (runtime.c has the same) */
+
 void sf_runtime_cuda_prepare(const sf_config *c)
 {
   g_prec_env = read_env();
   const char *env_n = getenv("STARPU_NCUDA");
   int may_use = c->ncuda > 0 || (c->ncuda < 0 && !(env_n && *env_n && atol(env_n) == 0));
-  if (!may_use || getenv("STARPU_LIMIT_CUDA_MEM")) return;
+  if (!may_use) return;
+  /* dmda and the other model-based schedulers with CUDA and CPU workers: StarPU 1.3's history models
+   * drop a sample more than STARPU_HISTORY_MAX_ERROR % (default 50) away from the footprint's mean and
+   * flush the footprint once the dropped samples outnumber the kept ones, so with jittery timings (a
+   * busy host, tiny tasks) footprints never reach the 10 samples that make them calibrated, and dmda
+   * keeps forcing their tasks onto the kind of worker that lacks them. Same rule as for OpenCL workers
+   * in runtime.c (docs/gpu/cuda-workers.md); the user's setting wins. */
+  if (!getenv("STARPU_HISTORY_MAX_ERROR")) setenv("STARPU_HISTORY_MAX_ERROR", SF_HISTORY_MAX_ERROR, 1);
+  if (getenv("STARPU_LIMIT_CUDA_MEM")) return;
   size_t total = min_device_bytes();
   if (total == 0) return;
   size_t reserve = total / 10 > ((size_t)6 << 30) ? total / 10 : ((size_t)6 << 30);

@@ -232,3 +232,45 @@ void sf_golden_check_loss_terms(const char *what, const double *got, const doubl
     if (err <= rtol) printf("ok   %s %s: got %.9f want %.9f (relative error %.2e)\n", what, names[i], got[i], want[i], err);
   }
 }
+
+size_t sf_golden_mark_ill_conditioned(const sf_unet *u, const float *g, unsigned char *ill)
+{
+  size_t marked = 0;
+  for (int i = 0; i < u->nparams; i++) {
+    const sf_param_desc *p = &u->params[i];
+    float gmax = 0;
+    for (size_t k = p->offset; k < p->offset + p->numel; k++) gmax = fmaxf(gmax, fabsf(g[k]));
+    for (size_t k = p->offset; k < p->offset + p->numel; k++) {
+      if (fabsf(g[k]) < SF_GOLDEN_G_ABS || fabsf(g[k]) < SF_GOLDEN_G_REL * gmax) ill[k] = 1;
+      marked += ill[k] != 0;
+    }
+  }
+  return marked;
+}
+
+double sf_golden_check_update(const char *what, const sf_unet *u, const float *p0, const float *got_p,
+                              const float *want_p, const unsigned char *ill, double lr, double tol_lr)
+{
+  double worst = 0;
+  size_t checked = 0, excluded = 0;
+  const char *worst_name = "-";
+  for (int i = 0; i < u->nparams; i++) {
+    const sf_param_desc *p = &u->params[i];
+    for (size_t k = p->offset; k < p->offset + p->numel; k++) {
+      if (ill && ill[k]) {
+        excluded++;
+        continue;
+      }
+      checked++;
+      double e = fabs(((double)got_p[k] - p0[k]) - ((double)want_p[k] - p0[k])) / lr;
+      if (!(e <= worst) && !isnan(worst)) worst = e, worst_name = p->name; /* a NaN stays the worst */
+    }
+  }
+  int ok = worst <= tol_lr;
+  SF_CHECK(ok, "%s: worst error %.3e lr (in %s) > %.0e lr", what, worst, worst_name, tol_lr);
+  printf("%s %s: worst error %.3e lr over %zu weights (in %s); %zu weights with small |g| not compared "
+         "(|g| < %.0e or < %.0e of the tensor's max |g|)\n",
+         ok ? "ok  " : "FAIL", what, worst, checked, worst_name, excluded, (double)SF_GOLDEN_G_ABS,
+         (double)SF_GOLDEN_G_REL);
+  return worst;
+}

@@ -63,4 +63,23 @@ struct sf_unet;
 void sf_golden_check_loss_terms(const char *what, const double *got, const double *want, double rtol);
 float *sf_golden_load_arena(const sf_golden *g, const struct sf_unet *u, const char *prefix);
 
+/* The Adam-update criterion shared by the golden step test and gpu_train check. Adam's first step
+ * moves a weight by lr * g / (|g| + eps), about lr * sign(g): where |g| is tiny, a gradient within
+ * tolerance may flip sign and move the weight by 2 lr, so updates are compared only where the
+ * reference gradient is well-conditioned, i.e. |g| >= SF_GOLDEN_G_ABS and |g| >= SF_GOLDEN_G_REL
+ * times the max |g| of its tensor (then the gradient's relative error is small and g/(|g|+eps) is
+ * insensitive to it).
+ * sf_golden_mark_ill_conditioned sets ill[k] = 1 (one byte per parameter of u, never cleared, so
+ * calling it with each step's gradient accumulates over steps) where g is not well-conditioned, and
+ * returns how many weights are marked in all.
+ * sf_golden_check_update compares the updates got_p - p0 and want_p - p0, in units of lr, where
+ * ill[k] == 0 (ill NULL: everywhere): SF_CHECK that the worst error is <= tol_lr, and one ok / FAIL
+ * line naming the worst tensor with the numbers of compared and excluded weights. Returns the worst
+ * error in units of lr. */
+#define SF_GOLDEN_G_ABS 1e-6f
+#define SF_GOLDEN_G_REL 1e-4f
+size_t sf_golden_mark_ill_conditioned(const struct sf_unet *u, const float *g, unsigned char *ill);
+double sf_golden_check_update(const char *what, const struct sf_unet *u, const float *p0, const float *got_p,
+                              const float *want_p, const unsigned char *ill, double lr, double tol_lr);
+
 #endif
