@@ -14,6 +14,7 @@
 #include "scaffold/common.h"
 #include "scaffold/dist.h"
 #include "scaffold/opencl.h"
+#include "scaffold/perfmodels.h"
 
 static int g_initialized = 0;
 static char g_sched[64] = "";
@@ -84,10 +85,15 @@ int sf_runtime_init(const sf_config *c)
   const char *env_ocl = getenv("STARPU_NOPENCL");
   long want_ocl = c->nopencl > 0 ? c->nopencl : (env_ocl && *env_ocl ? atol(env_ocl) : 0);
   if (want_ocl > 0) sf_opencl_prepare_env();
+  /* Heterogeneous runs: keep perfmodel samples within 11x of the mean (STARPU_HISTORY_MAX_ERROR 1000 %,
+   * StarPU's default 50 % flushes jittery footprints so dmda never finishes calibrating; see
+   * sf_runtime_cuda_prepare, which does the same for CUDA workers). The user's setting wins. */
+  if (want_ocl > 0 && !getenv("STARPU_HISTORY_MAX_ERROR")) setenv("STARPU_HISTORY_MAX_ERROR", "1000", 1);
 
   /* BLAS inside a codelet must not spawn its own thread pool. */
   openblas_set_num_threads(1);
 
+  sf_perfmodels_setup(getenv("STARPU_SCHED")); /* shipped perfmodels for this machine (scaffold/perfmodels.h) */
   sf_runtime_cuda_prepare(c); /* device-memory limit for StarPU (scaffold/codelets_cuda.h) */
   int ret = sf_dist_starpu_init(&conf); /* starpu_mpi_init_conf under mpirun (scaffold/dist.h) */
   if (ret == -ENODEV)
