@@ -151,5 +151,10 @@ char *sf_runtime_describe(char *buf, size_t len)
   snprintf(buf, len, "StarPU %d.%d.%d, scheduler %s, %u workers (%u CPU, %u CUDA, %u OpenCL)", ma, mi, re, g_sched,
            starpu_worker_get_count(), starpu_cpu_worker_get_count(), starpu_cuda_worker_get_count(),
            starpu_opencl_worker_get_count());
+  if (sf_perfmodels_sched_uses_models(g_sched)) { /* which history the dm* placement starts from */
+    char pm[PATH_MAX + 128];
+    size_t n = strlen(buf);
+    snprintf(buf + n, len - n, "; %s", sf_perfmodels_describe(pm, sizeof pm));
+  }
   return buf;
 }
