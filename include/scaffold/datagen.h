@@ -90,6 +90,10 @@ long sf_compute_round_attempts(long batch_size, long remaining, long accepted, l
 
 /* CSV I/O: np.savetxt(params, delimiter=",") format; load accepts any 2x13 numeric CSV. */
 int sf_fractal_class_save(const char *path, const sf_fractal_class *cls, char *err, size_t errlen); /* atomic */
+/* The same with flags; SF_CLASS_NO_FSYNC: still atomic (temporary file + rename) but not fsync'ed,
+ * for callers that flush the directory themselves (the class search: one syncfs per round). */
+#define SF_CLASS_NO_FSYNC 1u
+int sf_fractal_class_save_flags(const char *path, const sf_fractal_class *cls, unsigned flags, char *err, size_t errlen);
 int sf_fractal_class_load(const char *path, sf_fractal_class *out, char *err, size_t errlen);
 /* Sorted NNNNNN.csv names (6 digits + ".csv") in param_dir; returns the count (0 if the directory is
  * missing), names is a malloc'ed array of malloc'ed strings (free with sf_free_names). */

@@ -16,7 +16,10 @@
  * (starpu_sched_policy.post_exec_hook, which StarPU calls on the executing worker for every task),
  * into per-worker buffers drained by sf_trace_collect while no task runs, so memory stays bounded.
  * At most SF_TRACE_MAX_EVENTS events (environment; default 1,000,000) are written; later ones
- * still count in the statistics, and the number dropped is reported. */
+ * still count in the statistics, and the number dropped is reported.
+ *
+ * Data generation (generate_fractals, the dataset) is traced the same way into its own directory
+ * (sf_trace_begin_as, with per-phase utilisation: sf_trace_phase_begin/_end; docs/datagen-performance.md). */
 #ifndef SF_TRACE_H
 #define SF_TRACE_H
 
@@ -35,5 +38,25 @@ void sf_trace_span(const char *name, const char *cat, double t0, double t1);
 /* Final collect, closes trace.json, writes worker_stats.json/.txt, removes the hook. Returns 0, or
  * -1 with a message in err. No-op (0) when tracing is off. */
 int sf_trace_end(char *err, size_t errlen);
+
+/* sf_trace_begin for another activity than training (e.g. data generation): process_name names
+ * the process track in trace.json (e.g. "scaffold generate_fractals"), activity is the word
+ * worker_stats.txt's header and the "activity" fields use; the main thread is "main (phases)".
+ * sf_trace_begin(dir) is sf_trace_begin_as(dir, "scaffold benchmark", "training"). */
+int sf_trace_begin_as(const char *dir, const char *process_name, const char *activity, char *err, size_t errlen);
+
+/* Phases: named main-thread intervals (e.g. "fractal classes", "fractal instances", "dataset")
+ * with their worker utilisation. sf_trace_phase_begin snapshots every worker's busy time (so call
+ * it with none of your tasks in flight); sf_trace_phase_end, called once the phase's tasks are done
+ * (after the wait), writes the span (cat "phase", main-thread track) and adds to that phase's name
+ * the wall time and the busy time of the tasks that ended in between. worker_stats.json gets
+ * "phases": [{name, spans, wall_s, tasks, busy_s, utilisation, cpu_s, cpu_utilisation,
+ * workers_busy_s: [...]}], worker_stats.txt a table and trace.json otherData.phases the same
+ * figures, with utilisation = busy_s / (workers x wall_s) over all workers (in [0, 1]) and
+ * cpu_utilisation = cpu_s / (workers x wall_s), cpu_s the process's CPU time (getrusage, all
+ * threads) in the phase: lower than the utilisation when tasks wait (e.g. for the disk). Several
+ * spans of one name add up. Phases do not nest. No-ops when tracing is off. */
+void sf_trace_phase_begin(const char *name);
+void sf_trace_phase_end(void);
 
 #endif

@@ -44,7 +44,7 @@ static void usage(FILE *out)
           "trains the 3D U-Net until validation Dice >= target_dice (or `epochs` epochs). Outputs go to a\n"
           "fresh <base_run_dir>/<job_name>_<YYYYmmdd-HHMMSS>/: a copy of CONFIG, config.yaml,\n"
           "overrides.yaml, restart.sh, train_stats.csv, checkpoints/, figures/, and with `trace: 1`\n"
-          "trace.json and worker_stats.{json,txt}.\n"
+          "trace.json and worker_stats.{json,txt} (training) and datagen_trace/ (data generation).\n"
           "\n"
           "  --run-dir DIR      resume in DIR (implies --restart and train_from_scratch: 0)\n"
           "  --restart          resume from DIR/checkpoints (needs --run-dir); no checkpoint is an error\n"
@@ -183,8 +183,8 @@ static void refuse_incompatible_checkpoint(const sf_config *c, const char *run_d
 
 /* Fractal library (when missing) and dataset. Returns 0 or an exit status; *gen_secs gets the
  * time spent generating (excluded from the time to solution). */
-static int prepare_data(const sf_config *c, sf_dataset *d, int force_fractals, double *gen_secs,
-                        double *fract_secs)
+static int generate_data(const sf_config *c, sf_dataset *d, int force_fractals, double *gen_secs,
+                         double *fract_secs)
 {
   double t0 = sf_now();
   *fract_secs = 0;
@@ -208,6 +208,30 @@ static int prepare_data(const sf_config *c, sf_dataset *d, int force_fractals, d
   return 0;
 }
 
+/* generate_data, traced with `trace: 1` (rank 0) into <run_dir>/datagen_trace/ - trace.json and
+ * worker_stats.{json,txt} with the phases "fractal classes", "fractal instances", "dataset" and
+ * their utilisation - apart from the training trace in <run_dir>. */
+static int prepare_data(const sf_config *c, const char *run_dir, sf_dataset *d, int force_fractals, double *gen_secs,
+                        double *fract_secs)
+{
+  char *tdir = NULL, err[1024];
+  if (c->trace && sf_dist_is_root()) {
+    tdir = sf_path_join(run_dir, "datagen_trace");
+    if (sf_mkdir_p(tdir) != 0) sf_die(SF_EXIT_FAILURE, "trace: cannot create directory %s: %s", tdir, strerror(errno));
+    if (sf_trace_begin_as(tdir, "scaffold benchmark (data generation)", "data generation", err, sizeof err) != 0)
+      sf_die(SF_EXIT_FAILURE, "trace: %s", err);
+  }
+  int rc = generate_data(c, d, force_fractals, gen_secs, fract_secs);
+  if (tdir && sf_trace_end(err, sizeof err) != 0) {
+    fprintf(stderr, "scaffold: error: trace: %s\n", err);
+    if (!rc) rc = SF_EXIT_FAILURE;
+  } else if (tdir) {
+    sf_info("trace: data generation in %s/trace.json, phase utilisation in %s/worker_stats.txt", tdir, tdir);
+  }
+  free(tdir);
+  return rc;
+}
+
 static void describe_workers(char *buf, size_t len)
 {
   snprintf(buf, len, "%d CPU workers (%d in all)", sf_runtime_ncpu_workers(), sf_runtime_nworkers());
@@ -223,7 +247,7 @@ static int datagen_only(sf_config *c, const char *run_dir, sf_result *res, sf_be
   sf_ratelog_init(&log, bo->sample_duration, bo->max_count);
   sf_dataset d;
   double gen = 0, fract = 0, t0 = sf_now();
-  int rc = prepare_data(c, &d, 1, &gen, &fract);
+  int rc = prepare_data(c, run_dir, &d, 1, &gen, &fract);
   double secs = sf_now() - t0;
   if (rc != 0) {
     sf_result_fail(res, "dataset generation %s (status %d)", rc == SF_EXIT_INTERRUPTED ? "interrupted" : "failed", rc);
@@ -322,10 +346,10 @@ int sf_cmd_benchmark(int argc, char **argv)
   /* ---- data ---- */
   sf_dataset data;
   double gen_secs = 0, fract_secs = 0;
-  int rc = sf_dist_is_root() ? prepare_data(&c, &data, 0, &gen_secs, &fract_secs) : 0;
+  int rc = sf_dist_is_root() ? prepare_data(&c, run_dir, &data, 0, &gen_secs, &fract_secs) : 0;
   if (sf_dist_active()) { /* rank 0 generates and fills the cache first; then the others load it */
     int first = sf_dist_agree(rc);
-    if (!sf_dist_is_root()) rc = first ? first : prepare_data(&c, &data, 0, &gen_secs, &fract_secs);
+    if (!sf_dist_is_root()) rc = first ? first : prepare_data(&c, run_dir, &data, 0, &gen_secs, &fract_secs);
     int all = sf_dist_agree(rc);
     if (all && !rc) sf_dataset_free(&data); /* another rank failed */
     rc = all;

@@ -1,15 +1,20 @@
 /* `scaffold generate_fractals -c CFG [--set key=value ...] [--datagen-batch-size N] [-v]`
  * (spec §1.1): starts StarPU from the config, makes the fractal class library (search) and its
- * 145 instances per class (scaffold/datagen.h), then shuts StarPU down. Exit 0 on success, 2 on
+ * 145 instances per class (scaffold/datagen.h), then shuts StarPU down. With `trace: 1` the run is
+ * traced (scaffold/trace.h) into <fractal root>/datagen_trace/. Exit 0 on success, 2 on
  * usage/config errors, 1 on runtime/I/O errors. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "scaffold/cli.h"
 #include "scaffold/common.h"
 #include "scaffold/config.h"
 #include "scaffold/datagen.h"
+#include "scaffold/fsutil.h"
 #include "scaffold/runtime.h"
+#include "scaffold/trace.h"
 
 static void usage(FILE *out)
 {
@@ -19,7 +24,9 @@ static void usage(FILE *out)
           "Generate the fractal classes (IFS search, n_categories of them) and 145 instances per class\n"
           "under <fract_base_dir>/var<variance_threshold>/seed<seed>/. Existing complete files are kept;\n"
           "datagen_from_scratch: 1 regenerates everything. Workers and scheduler come from the keys\n"
-          "ncpu, ncuda, scheduler (or STARPU_NCPU, STARPU_SCHED when those keys are unset).\n\n");
+          "ncpu, ncuda, scheduler (or STARPU_NCPU, STARPU_SCHED when those keys are unset).\n"
+          "With trace: 1, a task trace and worker statistics with the utilisation of each phase (class\n"
+          "search, instances) go to <root>/datagen_trace/{trace.json,worker_stats.json,worker_stats.txt}.\n\n");
   sf_config_print_cli_help(out);
 }
 
@@ -48,7 +55,23 @@ int sf_cmd_generate_fractals(int argc, char **argv)
   sf_runtime_init(&c);
   char desc[256];
   sf_info("generate_fractals: %s", sf_runtime_describe(desc, sizeof desc));
+  char *tdir = NULL, err[1024];
+  if (c.trace) {
+    char *root = sf_fractal_root_dir(&c);
+    tdir = sf_path_join(root, "datagen_trace");
+    free(root);
+    if (sf_mkdir_p(tdir) != 0) sf_die(SF_EXIT_FAILURE, "trace: cannot create directory %s: %s", tdir, strerror(errno));
+    if (sf_trace_begin_as(tdir, "scaffold generate_fractals", "data generation", err, sizeof err) != 0)
+      sf_die(SF_EXIT_FAILURE, "trace: %s", err);
+  }
   int rc = sf_generate_fractals(&c);
+  if (sf_trace_end(err, sizeof err) != 0) {
+    fprintf(stderr, "scaffold: error: trace: %s\n", err);
+    if (!rc) rc = SF_EXIT_FAILURE;
+  } else if (tdir) {
+    sf_info("trace: %s/trace.json, worker statistics and phase utilisation in %s/worker_stats.txt", tdir, tdir);
+  }
+  free(tdir);
   sf_runtime_shutdown();
   sf_config_free(&c);
   return rc;

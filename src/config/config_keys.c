@@ -148,7 +148,10 @@ const sf_key sf_keys[] = {
           "CUDA workers; -1 = StarPU's choice (0 on a CPU-only StarPU)."),
   KEY_INT(nopencl, OUR, 0, ge0, ">= 0", NULL, "OpenCL workers."),
   KEY_INT(slabs, OUR, 0, ge0, ">= 0", NULL, "Depth slabs per activation; 0 = automatic per layer."),
-  KEY_BOOL(trace, OUR, 0, NULL, "0/1, true/false, yes/no", NULL, "1 writes trace.json and per-worker statistics."),
+  KEY_BOOL(trace, OUR, 0, NULL, "0/1, true/false, yes/no", NULL,
+           "1 writes trace.json and per-worker statistics: training in the run directory; data generation, with "
+           "the utilisation of each phase, in datagen_trace/ of the run directory (benchmark) or of the fractal "
+           "library (generate_fractals)."),
   KEY_INT(spatial_ranks, OUR, 1, ge1, ">= 1, dividing the mpirun rank count", NULL,
           "Ranks sharing one volume under mpirun: its depth slabs are split over them (StarPU-MPI owners; halo "
           "planes, GroupNorm, loss and Dice sums exchanged, exact). Ranks = replicas x spatial_ranks; at most the "

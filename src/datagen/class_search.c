@@ -2,9 +2,10 @@
  * sf_compute_round_attempts; each round is split into batch tasks (up to 64 attempts each) that
  * evaluate candidates into a per-attempt results array; after the round the main thread accepts
  * them in attempt order, saving each new class at the lowest free 6-digit index (exact duplicates
- * skipped, nothing overwritten) until n_categories exist. The attempt counter is persisted in
- * <param_dir>/.rng_attempt after every round. The result depends only on (seed, attempt), never
- * on worker count or scheduler. */
+ * skipped, nothing overwritten) until n_categories exist, without an fsync each: one syncfs per
+ * round makes them durable before the attempt counter is persisted in <param_dir>/.rng_attempt
+ * (through .rng_attempt.pending, so a kill between the two resumes to the same files). The result
+ * depends only on (seed, attempt), never on worker count or scheduler. */
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -19,6 +20,9 @@
 #include "scaffold/datagen.h"
 #include "scaffold/fsutil.h"
 #include "scaffold/signals.h"
+#include "scaffold/trace.h"
+
+#include "flush.h"
 
 #define MAX_ATTEMPTS_PER_TASK 64
 
@@ -101,8 +105,37 @@ static void write_attempt_counter(const char *path, uint64_t v)
 {
   char buf[32];
   int n = snprintf(buf, sizeof buf, "%" PRIu64 "\n", v);
-  if (sf_write_file_atomic(path, buf, (size_t)n) != 0)
+  if (sf_datagen_write_nosync(path, buf, (size_t)n) != 0)
     sf_die(SF_EXIT_FAILURE, "cannot write %s: %s", path, strerror(errno));
+}
+
+/* A round's end goes through <param_dir>/.rng_attempt.pending ("<next attempt> <classes after the
+ * round>"), written before the round's classes; once they are saved and flushed, .rng_attempt gets
+ * the new value and the pending file goes. A run killed in between leaves the pending file: the
+ * rerun finishes the round's bookkeeping when every class of the round is there, else drops it and
+ * repeats the round from the old counter (the classes it had saved are then exact duplicates,
+ * skipped): the same library, counter included, as an uninterrupted run. */
+static void write_pending(const char *path, uint64_t next, int classes_after)
+{
+  char buf[64];
+  int n = snprintf(buf, sizeof buf, "%" PRIu64 " %d\n", next, classes_after);
+  if (sf_datagen_write_nosync(path, buf, (size_t)n) != 0)
+    sf_die(SF_EXIT_FAILURE, "cannot write %s: %s", path, strerror(errno));
+}
+
+static void resolve_pending(const char *pending, const char *counter, int classes_now)
+{
+  if (!sf_file_exists(pending)) return;
+  char *text = sf_read_file(pending, NULL);
+  unsigned long long next = 0;
+  int after = 0;
+  if (text && sscanf(text, "%llu %d", &next, &after) == 2 && classes_now >= after) {
+    write_attempt_counter(counter, (uint64_t)next); /* the interrupted round had saved all its classes */
+  } else if (!text || sscanf(text, "%llu %d", &next, &after) != 2) {
+    sf_warn("ignoring %s: expected '<next attempt> <classes>', found '%.40s'", pending, text ? text : "");
+  }
+  free(text);
+  if (unlink(pending) != 0 && errno != ENOENT) sf_die(SF_EXIT_FAILURE, "cannot remove %s: %s", pending, strerror(errno));
 }
 
 void sf_datagen_sweep_tmp(const char *dir)
@@ -198,10 +231,11 @@ void sf_generate_classes(const sf_config *c, sf_class_search_stats *stats_out)
   char *dir = sf_fractal_param_dir(c);
   if (sf_mkdir_p(dir) != 0) sf_die(SF_EXIT_FAILURE, "cannot create directory %s: %s", dir, strerror(errno));
   sf_datagen_sweep_tmp(dir);
-  char *counter_path = sf_path_join(dir, ".rng_attempt");
+  char *counter_path = sf_path_join(dir, ".rng_attempt"), *pending_path = sf_path_join(dir, ".rng_attempt.pending");
 
   library L;
   library_load(&L, dir);
+  resolve_pending(pending_path, counter_path, L.n);
   st.existing = L.n;
   double t0 = sf_now();
   uint64_t attempt = read_attempt_counter(counter_path);
@@ -210,6 +244,8 @@ void sf_generate_classes(const sf_config *c, sf_class_search_stats *stats_out)
   if (nworkers < 1) nworkers = 1;
   sf_progress prog;
   sf_progress_begin(&prog, "fractal classes", c->n_categories);
+  int traced = L.n < c->n_categories;
+  if (traced) sf_trace_phase_begin("fractal classes"); /* trace: 1 (scaffold/trace.h); no-op otherwise */
 
   while (L.n < c->n_categories) {
     long remaining = c->n_categories - L.n;
@@ -242,6 +278,7 @@ void sf_generate_classes(const sf_config *c, sf_class_search_stats *stats_out)
     }
     if (starpu_task_wait_array(tasks, (unsigned)ntasks) != 0) SF_ABORT("starpu_task_wait_array (class batches) failed");
     free(tasks);
+    sf_trace_collect();
     if (sf_stop_requested()) {
       /* Abandon the round: nothing of it is saved and the attempt counter stays, so a rerun
        * evaluates the same attempts and writes the same classes. */
@@ -253,6 +290,10 @@ void sf_generate_classes(const sf_config *c, sf_class_search_stats *stats_out)
       break;
     }
 
+    /* accept in attempt order (in memory), then the pending counter, the classes, one flush for
+     * them (an fsync each was most of the serial time between two rounds) and the counter */
+    long *save_at = sf_calloc((size_t)round, sizeof *save_at, "class saves"), nsave = 0;
+    int *save_idx = sf_calloc((size_t)round, sizeof *save_idx, "class saves");
     for (long i = 0; i < round; i++) {
       st.attempts++;
       switch (res[i].verdict) {
@@ -269,21 +310,35 @@ void sf_generate_classes(const sf_config *c, sf_class_search_stats *stats_out)
         continue;
       }
       int idx = library_lowest_free(&L);
-      char name[32], err[512];
-      snprintf(name, sizeof name, "%06d.csv", idx);
-      char *path = sf_path_join(dir, name);
-      if (sf_fractal_class_save(path, &res[i].cls, err, sizeof err) != 0) sf_die(SF_EXIT_FAILURE, "%s", err);
-      free(path);
       library_add(&L, idx, &res[i].cls);
-      st.saved++;
+      save_at[nsave] = i;
+      save_idx[nsave++] = idx;
     }
     attempt += (uint64_t)round;
+    if (nsave) write_pending(pending_path, attempt, L.n);
+    for (long k = 0; k < nsave; k++) {
+      char name[32], err[512];
+      snprintf(name, sizeof name, "%06d.csv", save_idx[k]);
+      char *path = sf_path_join(dir, name);
+      if (sf_fractal_class_save_flags(path, &res[save_at[k]].cls, SF_CLASS_NO_FSYNC, err, sizeof err) != 0)
+        sf_die(SF_EXIT_FAILURE, "%s", err);
+      free(path);
+      st.saved++;
+    }
+    /* the classes reach the disk before the counter that says they exist */
+    if (nsave && sf_datagen_syncfs(dir) != 0)
+      sf_die(SF_EXIT_FAILURE, "cannot flush %s to disk (syncfs): %s", dir, strerror(errno));
     write_attempt_counter(counter_path, attempt);
+    if (nsave && unlink(pending_path) != 0)
+      sf_die(SF_EXIT_FAILURE, "cannot remove %s: %s", pending_path, strerror(errno));
+    free(save_at);
+    free(save_idx);
     free(res);
     free(batches);
     sf_progress_update(&prog, L.n);
   }
   st.seconds = sf_now() - t0;
+  if (traced) sf_trace_phase_end();
   if (st.attempts) sf_progress_end(&prog, L.n);
 
   if (st.attempts == 0) {
@@ -302,6 +357,7 @@ void sf_generate_classes(const sf_config *c, sf_class_search_stats *stats_out)
   }
   library_free(&L);
   free(counter_path);
+  free(pending_path);
   free(dir);
   if (stats_out) *stats_out = st;
 }

@@ -15,6 +15,8 @@
 #include "scaffold/fsutil.h"
 #include "scaffold/rng.h"
 
+#include "flush.h"
+
 /* Domain tags keep the three stream families apart ("SFCLSPAR", "SFCLSPTS"). */
 #define SF_STREAM_CLASS_PARAMS 0x5346434c53504152ULL
 #define SF_STREAM_CLASS_POINTS 0x5346434c53505453ULL
@@ -54,15 +56,21 @@ __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, 
   return -1;
 }
 
-int sf_fractal_class_save(const char *path, const sf_fractal_class *cls, char *err, size_t errlen)
+int sf_fractal_class_save_flags(const char *path, const sf_fractal_class *cls, unsigned flags, char *err, size_t errlen)
 {
   char buf[2 * SF_IFS_NCOLS * 40];
   size_t k = 0;
   for (int t = 0; t < 2; t++)
     for (int j = 0; j < SF_IFS_NCOLS; j++)
       k += (size_t)snprintf(buf + k, sizeof buf - k, "%.18e%c", cls->p[t][j], j + 1 < SF_IFS_NCOLS ? ',' : '\n');
-  if (sf_write_file_atomic(path, buf, k) != 0) return fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
+  int rc = flags & SF_CLASS_NO_FSYNC ? sf_datagen_write_nosync(path, buf, k) : sf_write_file_atomic(path, buf, k);
+  if (rc != 0) return fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
   return 0;
+}
+
+int sf_fractal_class_save(const char *path, const sf_fractal_class *cls, char *err, size_t errlen)
+{
+  return sf_fractal_class_save_flags(path, cls, 0, err, errlen);
 }
 
 int sf_fractal_class_load(const char *path, sf_fractal_class *out, char *err, size_t errlen)

@@ -19,6 +19,7 @@
 #include "scaffold/fsutil.h"
 #include "scaffold/npy.h"
 #include "scaffold/signals.h"
+#include "scaffold/trace.h"
 
 #define STALE_STAGING_SECONDS (24.0 * 3600.0)
 #define TMP_PREFIX ".tmp_"
@@ -236,7 +237,11 @@ int sf_dataset_prepare(const sf_config *c, sf_dataset *out)
         status = SF_EXIT_USAGE;
         goto done;
       }
-      if (sf_volumes_generate(c, &p, dir, bad, nbad, err, sizeof err) != 0) {
+      sf_trace_phase_begin("dataset"); /* trace: 1 (scaffold/trace.h); no-op otherwise */
+      int vrc = sf_volumes_generate(c, &p, dir, bad, nbad, err, sizeof err);
+      sf_trace_phase_end();
+      sf_trace_collect();
+      if (vrc != 0) {
         if (sf_stop_requested()) {
           fprintf(stderr, "scaffold: dataset repair in %s %s; the files written are whole, a rerun regenerates the "
                   "rest\n", dir, err);
@@ -270,11 +275,14 @@ int sf_dataset_prepare(const sf_config *c, sf_dataset *out)
     }
     int *all = sf_malloc((size_t)p.num_volumes * sizeof *all, "volume list");
     for (int v = 0; v < p.num_volumes; v++) all[v] = v;
+    sf_trace_phase_begin("dataset"); /* trace: 1 (scaffold/trace.h); no-op otherwise */
     double t0 = sf_now();
     int rc = sf_ds_write_side_files(c, &p, staging, config_id, err, sizeof err);
     if (rc == 0) rc = sf_volumes_generate(c, &p, staging, all, p.num_volumes, err, sizeof err);
     free(all);
     double secs = sf_now() - t0;
+    sf_trace_phase_end();
+    sf_trace_collect();
     if (rc == 0) rc = sf_ds_write_meta(c, staging, config_id, commit, err, sizeof err);
     if (rc == 0 && sf_stop_requested()) {
       snprintf(err, sizeof err, "interrupted by %s before publishing", sf_signal_name(sf_stop_requested()));

@@ -10,6 +10,7 @@
 #include "scaffold/datagen.h"
 #include "scaffold/fsutil.h"
 #include "scaffold/signals.h"
+#include "scaffold/trace.h"
 
 static void remove_dir(const char *dir)
 {
@@ -23,11 +24,13 @@ int sf_generate_fractals(const sf_config *c)
   double t0 = sf_now();
   sf_signals_install(); /* again after starpu_init, which installs its own SIGINT handler */
   if (c->datagen_from_scratch) {
+    double tr0 = sf_trace_now();
     char *pd = sf_fractal_param_dir(c), *id = sf_fractal_instances_root(c);
     remove_dir(pd);
     remove_dir(id);
     free(pd);
     free(id);
+    sf_trace_span("datagen_from_scratch: remove", "main", tr0, sf_trace_now()); /* trace: 1 */
   }
   sf_fractal_warn_legacy(c);
   sf_class_search_stats cs;

@@ -1,11 +1,11 @@
-/* Fractal instances as a StarPU task graph (spec §3): 145 weighted point clouds per class, one
- * task per (category, instance). Each instance's points come from its own RNG stream, with the
- * attenuation retries f = 0.5, 0.25, 0.1 and the unweighted fallback, and are stored as float32
- * (point_num, 3) .npy files, written atomically. A rerun keeps complete files, deletes and
- * regenerates truncated or corrupt ones, so an interrupted run resumes to identical bytes. */
+/* Fractal instances as a StarPU task graph (spec §3): 145 weighted point clouds per class, a few
+ * consecutive (category, instance) pairs per task. Each instance's points come from its own RNG
+ * stream, with the attenuation retries f = 0.5, 0.25, 0.1 and the unweighted fallback, and are
+ * stored as float32 (point_num, 3) .npy files, written atomically without fsync and flushed while
+ * the tasks run and at the end (flush.h). A rerun keeps complete files, deletes and regenerates
+ * truncated or corrupt ones, so an interrupted run resumes to identical bytes. */
 #pragma GCC optimize("fp-contract=off") /* attenuated weights 1 + (w - 1)*f without FMA: same bytes on every machine */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <starpu.h>
 #include <stdatomic.h>
@@ -20,6 +20,9 @@
 #include "scaffold/npy.h"
 #include "scaffold/rng.h"
 #include "scaffold/signals.h"
+#include "scaffold/trace.h"
+
+#include "flush.h"
 
 #define SF_STREAM_INSTANCE 0x5346494e53544e43ULL /* "SFINSTNC" */
 
@@ -86,11 +89,21 @@ typedef struct {
 
 static atomic_long g_done;
 
-static void instance_cpu(void *buffers[], void *arg)
+/* Instances per task: at most MAX_INSTANCES_PER_TASK, and few enough that every worker gets about
+ * TASKS_PER_WORKER tasks. One task per instance made the submission the bottleneck when instances
+ * are cheap (~50 us each at problem_scale 6: about what starpu_task_submit costs, so one worker
+ * waited for tasks; docs/datagen-performance.md). */
+#define MAX_INSTANCES_PER_TASK 8
+#define TASKS_PER_WORKER 8
+
+typedef struct {
+  inst_job *jobs;
+  int n;
+} inst_batch;
+
+static void instance_one(inst_job *j)
 {
-  (void)buffers;
-  inst_job *j = arg;
-  if (sf_stop_requested()) { /* abandon the tasks not started yet; the ones running finish */
+  if (sf_stop_requested()) { /* abandon the instances not started yet; the ones running finish */
     j->status = 1;
     atomic_fetch_add(&g_done, 1);
     return;
@@ -104,8 +117,8 @@ static void instance_cpu(void *buffers[], void *arg)
              j->inst);
   } else {
     size_t shape[2] = {j->N, 3};
-    /* No per-file fsync (4-8 ms each here, far more than the points cost): one syncfs at the end
-     * makes the library durable, and a rerun re-validates every file anyway. */
+    /* No per-file fsync (4-8 ms each here, far more than the points cost): syncfs passes while the
+     * tasks run and one at the end make the library durable, and a rerun re-validates every file. */
     if (sf_npy_write_flags(j->path, SF_NPY_F32, 2, shape, out, SF_NPY_NO_FSYNC, j->err, sizeof j->err) != 0)
       j->status = -1;
   }
@@ -113,11 +126,18 @@ static void instance_cpu(void *buffers[], void *arg)
   atomic_fetch_add(&g_done, 1);
 }
 
+static void instance_cpu(void *buffers[], void *arg)
+{
+  (void)buffers;
+  const inst_batch *b = arg;
+  for (int i = 0; i < b->n; i++) instance_one(&b->jobs[i]);
+}
+
 static uint32_t instance_footprint(struct starpu_task *task)
 {
-  const inst_job *j = task->cl_arg;
-  uint64_t n = j->N;
-  return starpu_hash_crc32c_be_n(&n, sizeof n, 0);
+  const inst_batch *b = task->cl_arg;
+  uint64_t key[2] = {(uint64_t)b->jobs[0].N, (uint64_t)b->n};
+  return starpu_hash_crc32c_be_n(key, sizeof key, 0);
 }
 
 static struct starpu_perfmodel instance_model = {
@@ -134,14 +154,6 @@ static struct starpu_codelet instance_cl = {
   .name = "ifs_instance",
 };
 
-/* Flushes the file system holding dir (the instance files were written without fsync). */
-static void sync_library(const char *dir)
-{
-  int fd = open(dir, O_RDONLY | O_DIRECTORY);
-  if (fd < 0 || syncfs(fd) != 0) sf_warn("cannot flush %s to disk (syncfs): %s", dir, strerror(errno));
-  if (fd >= 0) close(fd);
-}
-
 /* A reusable file: complete, float32, shape (N, 3). */
 static int instance_file_ok(const char *path, size_t N)
 {
@@ -155,6 +167,7 @@ void sf_generate_instances(const sf_config *c, sf_instance_stats *stats_out)
   sf_instance_stats st;
   memset(&st, 0, sizeof st);
   if (c->n_categories > 999999) sf_die(SF_EXIT_USAGE, "n_categories %ld exceeds the 6-digit class names", c->n_categories);
+  double tr0 = sf_trace_now();
   sf_fractal_class *cls = sf_fractal_load_classes(c);
   size_t N = (size_t)c->point_num;
   long ncat = c->n_categories;
@@ -189,33 +202,45 @@ void sf_generate_instances(const sf_config *c, sf_instance_stats *stats_out)
     }
   }
 
+  sf_trace_span("instances: load classes, scan files", "main", tr0, sf_trace_now()); /* trace: 1 */
   atomic_store(&g_done, 0);
+  if (njobs) sf_trace_phase_begin("fractal instances"); /* trace: 1 (scaffold/trace.h); no-op otherwise */
   double t0 = sf_now();
   sf_progress prog;
   sf_progress_begin(&prog, "fractal instances", njobs);
-  struct starpu_task **tasks = sf_calloc((size_t)njobs + 1, sizeof *tasks, "instance tasks");
-  for (long k = 0; k < njobs; k++) {
+  int nworkers = (int)starpu_worker_get_count();
+  long per_task = njobs / ((long)(nworkers > 0 ? nworkers : 1) * TASKS_PER_WORKER);
+  if (per_task > MAX_INSTANCES_PER_TASK) per_task = MAX_INSTANCES_PER_TASK;
+  if (per_task < 1) per_task = 1;
+  long ntasks = (njobs + per_task - 1) / per_task;
+  inst_batch *batches = sf_calloc((size_t)ntasks + 1, sizeof *batches, "instance batches");
+  struct starpu_task **tasks = sf_calloc((size_t)ntasks + 1, sizeof *tasks, "instance tasks");
+  for (long t = 0; t < ntasks; t++) {
+    batches[t].jobs = &jobs[t * per_task];
+    batches[t].n = (int)(t + 1 < ntasks ? per_task : njobs - t * per_task);
     struct starpu_task *task = starpu_task_create();
     task->cl = &instance_cl;
-    task->cl_arg = &jobs[k];
-    task->cl_arg_size = sizeof jobs[k];
+    task->cl_arg = &batches[t];
+    task->cl_arg_size = sizeof batches[t];
     task->cl_arg_free = 0;
     task->detach = 0; /* waited for below (and then freed): other users' tasks are not waited for */
     int ret = starpu_task_submit(task);
     if (ret != 0) sf_die(SF_EXIT_FAILURE, "starpu_task_submit (instance) failed with %d", ret);
-    tasks[k] = task;
+    tasks[t] = task;
   }
-  if (prog.tty && njobs) {
-    long done;
-    while ((done = atomic_load(&g_done)) < njobs) {
-      sf_progress_update(&prog, done);
-      usleep(100000);
-    }
-  }
-  if (njobs && starpu_task_wait_array(tasks, (unsigned)njobs) != 0) SF_ABORT("starpu_task_wait_array (instances) failed");
+  /* While the workers write, this thread flushes what they have written so far (flush.h), so the
+   * final flush has only the last files left: done once at the end, it was a serial tail of ~18% of
+   * the phase with both workers idle (docs/datagen-performance.md). */
+  if (sf_datagen_wait_flushing(root, &g_done, njobs, &prog) != 0)
+    sf_warn("cannot flush %s to disk (syncfs): %s", root, strerror(errno));
+  if (ntasks && starpu_task_wait_array(tasks, (unsigned)ntasks) != 0) SF_ABORT("starpu_task_wait_array (instances) failed");
   free(tasks);
-  if (njobs) sync_library(root);
+  free(batches);
   st.seconds = sf_now() - t0;
+  if (njobs) {
+    sf_trace_phase_end();
+    sf_trace_collect();
+  }
   if (njobs) sf_progress_end(&prog, njobs);
 
   long failed = 0, skipped = 0;

@@ -3,10 +3,13 @@
  * overwrite earlier ones) and writes the float32 (3, G, G, G) volume and uint16 (G, G, G) mask
  * .npy files atomically. Each volume depends only on the plan and its instance files, so the bytes
  * written are the same whatever the worker count, scheduler or execution order. The tasks carry
- * no data handles: their inputs and outputs are files. */
+ * no data handles: their inputs and outputs are files, written without an fsync each; the waiting
+ * thread flushes them while the tasks run and once at the end (flush.h), before the caller
+ * publishes anything. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <starpu.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +22,8 @@
 #include "scaffold/fsutil.h"
 #include "scaffold/npy.h"
 #include "scaffold/signals.h"
+
+#include "flush.h"
 
 #define SF_HEARTBEAT_SECONDS 300.0 /* upstream's STAGING_HEARTBEAT_INTERVAL_SECONDS */
 
@@ -75,8 +80,9 @@ static float *read_cloud(const char *path, size_t *n, char *err, size_t errlen)
   return f;
 }
 
-int sf_volume_generate_one(const sf_config *c, const sf_volume_plan *p, const char *dir, int vol, char *err,
-                           size_t errlen)
+/* The task body; flags: SF_NPY_NO_FSYNC when the caller flushes the directory afterwards. */
+static int generate_one(const sf_config *c, const sf_volume_plan *p, const char *dir, int vol, unsigned flags,
+                        char *err, size_t errlen)
 {
   const int G = sf_dataset_grid(c), nfr = p->n_fracts_per_vol;
   const size_t N = (size_t)G * G * G;
@@ -112,8 +118,8 @@ int sf_volume_generate_one(const sf_config *c, const sf_volume_plan *p, const ch
   sf_volume_render(volume, mask, G, nfr, cats, (const uint32_t *const *)vox, nvox, p->colours);
   char *vpath = sf_dataset_file(dir, p->is_val[vol], vol, 0), *mpath = sf_dataset_file(dir, p->is_val[vol], vol, 1);
   size_t vshape[4] = {3, (size_t)G, (size_t)G, (size_t)G};
-  rc = sf_npy_write(vpath, SF_NPY_F32, 4, vshape, volume, err, errlen);
-  if (rc == 0) rc = sf_npy_write(mpath, SF_NPY_U16, 3, vshape + 1, mask, err, errlen);
+  rc = sf_npy_write_flags(vpath, SF_NPY_F32, 4, vshape, volume, flags, err, errlen);
+  if (rc == 0) rc = sf_npy_write_flags(mpath, SF_NPY_U16, 3, vshape + 1, mask, flags, err, errlen);
   free(vpath);
   free(mpath);
 out:
@@ -124,6 +130,12 @@ out:
   free(volume);
   free(mask);
   return rc;
+}
+
+int sf_volume_generate_one(const sf_config *c, const sf_volume_plan *p, const char *dir, int vol, char *err,
+                           size_t errlen)
+{
+  return generate_one(c, p, dir, vol, 0, err, errlen);
 }
 
 /* ---- the task graph -------------------------------------------------------------------------- */
@@ -138,6 +150,7 @@ typedef struct {
   double last_beat;
   long done;
   long skipped;        /* tasks abandoned on SIGINT/SIGTERM before they started */
+  atomic_long ended;   /* tasks over (done, failed or skipped), for sf_datagen_wait_flushing */
   sf_progress prog;
 } volgen;
 
@@ -167,20 +180,21 @@ static void volume_task_cpu(void *buffers[], void *cl_arg)
     pthread_mutex_lock(&g->lock);
     g->skipped++;
     pthread_mutex_unlock(&g->lock);
+    atomic_fetch_add(&g->ended, 1);
     return;
   }
   char err[1024];
-  int rc = sf_volume_generate_one(g->c, g->p, g->dir, a->vol, err, sizeof err);
+  int rc = generate_one(g->c, g->p, g->dir, a->vol, SF_NPY_NO_FSYNC, err, sizeof err);
   pthread_mutex_lock(&g->lock);
   if (rc != 0) g->err[a->vol] = sf_strdup(err);
   g->done++;
-  sf_progress_update(&g->prog, g->done);
   double now = sf_now();
   if (g->beat && now - g->last_beat >= SF_HEARTBEAT_SECONDS) {
     g->last_beat = now;
     heartbeat(g);
   }
   pthread_mutex_unlock(&g->lock);
+  atomic_fetch_add(&g->ended, 1);
 }
 
 static struct starpu_codelet cl_volume_generate = {
@@ -195,6 +209,7 @@ int sf_volumes_generate(const sf_config *c, const sf_volume_plan *p, const char 
 {
   if (n <= 0) return 0;
   volgen g = {.c = c, .p = p, .dir = dir};
+  atomic_init(&g.ended, 0);
   g.err = sf_calloc((size_t)p->num_volumes, sizeof *g.err, "task errors");
   pthread_mutex_init(&g.lock, NULL);
   const char *leaf = strrchr(dir, '/');
@@ -225,6 +240,12 @@ int sf_volumes_generate(const sf_config *c, const sf_volume_plan *p, const char 
       break;
     }
     tasks[submitted++] = t;
+  }
+  /* flushes the volumes written so far while the rest run, then all of them (flush.h): without an
+   * fsync per file the disk writes overlap with the tasks and the journal commits are few */
+  if (sf_datagen_wait_flushing(dir, &g.ended, submitted, &g.prog) != 0 && rc == 0) {
+    snprintf(err, errlen, "cannot flush the volumes in %s to disk (syncfs): %s", dir, strerror(errno));
+    rc = -1;
   }
   for (int i = 0; i < submitted; i++)
     if (starpu_task_wait(tasks[i]) != 0 && rc == 0) {

@@ -3,7 +3,8 @@
  * per-worker buffers; sf_trace_collect streams them to trace.json (Chrome trace events) together with
  * a counter of the bytes StarPU moved between memory nodes (its bus statistics); the end writes
  * worker_stats.json/.txt (per worker and per kind of worker, plus the transfers of every bus). StarPU copies the policy into each context (load_sched_policy),
- * so chaining the hook on context 0 touches only this process's context. */
+ * so chaining the hook on context 0 touches only this process's context. Phases (sf_trace_phase_begin
+ * / _end) difference the per-worker busy totals the hook keeps, giving each phase's utilisation. */
 #include "scaffold/trace.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <starpu.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "scaffold/common.h"
 #include "scaffold/fsutil.h"
@@ -18,11 +20,20 @@
 #define SF_TRACE_BUF 16384 /* records per worker between two collects */
 #define NAME_LEN 40
 #define SF_TRACE_MAX_BUS 64
+#define SF_TRACE_MAX_PHASES 32 /* distinct phase names */
 
 typedef struct {
   double start, end, flops;
   char name[NAME_LEN];
 } rec;
+
+typedef struct {
+  char name[NAME_LEN];
+  long spans, tasks;
+  double wall_us, busy_us;
+  double cpu_s;     /* process CPU time (user + system, all threads) */
+  double *wbusy_us; /* per worker */
+} phase_log;
 
 typedef struct {
   rec *buf;
@@ -48,6 +59,13 @@ static struct {
   int nbus;                                /* StarPU buses (memory node pairs) */
   long long bus_bytes[SF_TRACE_MAX_BUS];   /* transferred since sf_trace_begin */
   long bus_count[SF_TRACE_MAX_BUS];
+  char *activity;                          /* "training", "data generation", ... */
+  phase_log phases[SF_TRACE_MAX_PHASES];
+  int nphases;
+  int cur_phase;                           /* open phase, -1 if none */
+  double phase_t0, phase_cpu0;
+  double *snap_busy_us;                    /* per worker, at sf_trace_phase_begin */
+  long *snap_tasks;
 } T;
 
 /* Adds what StarPU's bus statistics counted since the last call (reading them resets them). */
@@ -139,8 +157,14 @@ static void sep(void)
 
 int sf_trace_begin(const char *dir, char *err, size_t errlen)
 {
+  return sf_trace_begin_as(dir, "scaffold benchmark", "training", err, errlen);
+}
+
+int sf_trace_begin_as(const char *dir, const char *process_name, const char *activity, char *err, size_t errlen)
+{
   if (T.active) SF_ABORT("sf_trace_begin called twice");
   memset(&T, 0, sizeof T);
+  int training = !strcmp(activity, "training");
   T.nworkers = (int)starpu_worker_get_count();
   const char *me = getenv("SF_TRACE_MAX_EVENTS");
   T.max_events = me && *me ? atol(me) : 1000000;
@@ -154,16 +178,22 @@ int sf_trace_begin(const char *dir, char *err, size_t errlen)
     return -1;
   }
   T.f = T.af.f;
+  T.activity = sf_strdup(activity);
+  T.cur_phase = -1;
+  T.snap_busy_us = sf_calloc((size_t)T.nworkers + 1, sizeof *T.snap_busy_us, "trace phase snapshot");
+  T.snap_tasks = sf_calloc((size_t)T.nworkers + 1, sizeof *T.snap_tasks, "trace phase snapshot");
   T.w = sf_calloc((size_t)T.nworkers, sizeof *T.w, "trace worker logs");
   for (int i = 0; i < T.nworkers; i++) T.w[i].buf = sf_malloc(SF_TRACE_BUF * sizeof(rec), "trace buffer");
   T.first = 1;
   fputs("{\"traceEvents\":[\n", T.f);
   sep();
-  fputs("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"scaffold benchmark\"}}", T.f);
+  fputs("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":", T.f);
+  json_str(T.f, process_name);
+  fputs("}}", T.f);
   for (int i = 0; i <= T.nworkers; i++) {
     char name[64];
     if (i < T.nworkers) starpu_worker_get_name(i, name, sizeof name);
-    else snprintf(name, sizeof name, "main (steps, epochs)");
+    else snprintf(name, sizeof name, training ? "main (steps, epochs)" : "main (phases)");
     sep();
     fprintf(T.f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{\"name\":", i);
     json_str(T.f, name);
@@ -245,6 +275,71 @@ void sf_trace_span(const char *name, const char *cat, double t0, double t1)
   T.written++;
 }
 
+static double process_cpu_s(void)
+{
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+  return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
+         1e-6 * (double)ru.ru_stime.tv_usec;
+}
+
+void sf_trace_phase_begin(const char *name)
+{
+  if (!T.active) return;
+  if (T.cur_phase >= 0) SF_ABORT("sf_trace_phase_begin(\"%s\") inside phase \"%s\": phases do not nest", name,
+                                 T.phases[T.cur_phase].name);
+  int p = 0;
+  while (p < T.nphases && strncmp(T.phases[p].name, name, NAME_LEN - 1) != 0) p++;
+  if (p == T.nphases) {
+    if (T.nphases == SF_TRACE_MAX_PHASES) {
+      sf_warn("trace: more than %d phase names; phase \"%s\" is not counted", SF_TRACE_MAX_PHASES, name);
+      return;
+    }
+    phase_log *ph = &T.phases[T.nphases++];
+    snprintf(ph->name, NAME_LEN, "%s", name);
+    ph->wbusy_us = sf_calloc((size_t)T.nworkers + 1, sizeof *ph->wbusy_us, "trace phase");
+  }
+  /* the busy totals the hook keeps; stable here because no task of this phase runs yet */
+  for (int w = 0; w < T.nworkers; w++) {
+    T.snap_busy_us[w] = T.w[w].busy_us;
+    T.snap_tasks[w] = T.w[w].tasks;
+  }
+  T.cur_phase = p;
+  T.phase_cpu0 = process_cpu_s();
+  T.phase_t0 = starpu_timing_now();
+}
+
+void sf_trace_phase_end(void)
+{
+  if (!T.active || T.cur_phase < 0) return;
+  double t1 = starpu_timing_now();
+  phase_log *ph = &T.phases[T.cur_phase];
+  ph->cpu_s += process_cpu_s() - T.phase_cpu0;
+  for (int w = 0; w < T.nworkers; w++) {
+    double b = T.w[w].busy_us - T.snap_busy_us[w];
+    ph->wbusy_us[w] += b;
+    ph->busy_us += b;
+    ph->tasks += T.w[w].tasks - T.snap_tasks[w];
+  }
+  ph->wall_us += t1 - T.phase_t0;
+  ph->spans++;
+  T.cur_phase = -1;
+  sf_trace_span(ph->name, "phase", T.phase_t0, t1);
+}
+
+static double phase_util(const phase_log *ph)
+{
+  double cap = ph->wall_us * T.nworkers;
+  return cap > 0 ? ph->busy_us / cap : 0.0;
+}
+
+/* CPU time over the same capacity: below the utilisation when tasks wait (disk, locks) */
+static double phase_cpu_util(const phase_log *ph)
+{
+  double cap = ph->wall_us * 1e-6 * T.nworkers;
+  return cap > 0 ? ph->cpu_s / cap : 0.0;
+}
+
 static double ts_s(struct timespec *t) { return starpu_timing_timespec_to_us(t) * 1e-6; }
 
 static int write_stats(double wall_us, char *err, size_t errlen)
@@ -267,8 +362,10 @@ static int write_stats(double wall_us, char *err, size_t errlen)
   }
   double wall = wall_us * 1e-6;
   fprintf(aj.f, "{\n    \"wall_s\": %.6f,\n    \"events_written\": %ld,\n    \"events_dropped\": %ld,\n"
-                "    \"workers\": [\n", wall, T.written, T.dropped);
-  fprintf(at.f, "Per-worker activity over %.3f s of training (trace: 1); busy = task execution time.\n\n", wall);
+                "    \"activity\": ", wall, T.written, T.dropped);
+  json_str(aj.f, T.activity);
+  fputs(",\n    \"workers\": [\n", aj.f);
+  fprintf(at.f, "Per-worker activity over %.3f s of %s (trace: 1); busy = task execution time.\n\n", wall, T.activity);
   fprintf(at.f, "%-4s %-14s %10s %10s %10s %7s %12s %12s\n", "id", "worker", "tasks", "busy_s", "idle_s", "busy%",
           "GFLOP", "GFLOP/s_busy");
   long tot_tasks = 0;
@@ -304,6 +401,31 @@ static int write_stats(double wall_us, char *err, size_t errlen)
   fprintf(at.f, "%-4s %-14s %10ld %10.3f %10.3f %7.1f %12.3f %12.2f\n", "", "all", tot_tasks, tot_busy,
           cap - tot_busy > 0 ? cap - tot_busy : 0.0, cap > 0 ? 100.0 * tot_busy / cap : 0.0, tot_flops * 1e-9,
           tot_busy > 0 ? tot_flops * 1e-9 / tot_busy : 0.0);
+  /* phases: busy time of the tasks that ended inside each, over workers x its wall time */
+  fprintf(aj.f, "    \"phases\": [");
+  if (T.nphases) {
+    fprintf(at.f, "\nPhases (utilisation = busy / (%d workers x wall time); cpu%% = process CPU time over the same, lower "
+                  "when tasks wait for the disk):\n\n", T.nworkers);
+    fprintf(at.f, "%-20s %6s %10s %10s %10s %12s %10s %7s  %s\n", "phase", "spans", "wall_s", "tasks", "busy_s",
+            "utilisation", "cpu_s", "cpu%", "busy% per worker");
+  }
+  for (int p = 0; p < T.nphases; p++) {
+    const phase_log *ph = &T.phases[p];
+    fprintf(aj.f, "%s\n        {\"name\": ", p ? "," : "");
+    json_str(aj.f, ph->name);
+    fprintf(aj.f, ", \"spans\": %ld, \"wall_s\": %.6f, \"tasks\": %ld, \"busy_s\": %.6f, \"utilisation\": %.6f, "
+                  "\"cpu_s\": %.6f, \"cpu_utilisation\": %.6f, \"workers_busy_s\": [",
+            ph->spans, ph->wall_us * 1e-6, ph->tasks, ph->busy_us * 1e-6, phase_util(ph), ph->cpu_s, phase_cpu_util(ph));
+    fprintf(at.f, "%-20s %6ld %10.3f %10ld %10.3f %11.1f%% %10.3f %6.1f%% ", ph->name, ph->spans, ph->wall_us * 1e-6,
+            ph->tasks, ph->busy_us * 1e-6, 100.0 * phase_util(ph), ph->cpu_s, 100.0 * phase_cpu_util(ph));
+    for (int w = 0; w < T.nworkers; w++) {
+      fprintf(aj.f, "%s%.6f", w ? ", " : "", ph->wbusy_us[w] * 1e-6);
+      fprintf(at.f, " %5.1f", ph->wall_us > 0 ? 100.0 * ph->wbusy_us[w] / ph->wall_us : 0.0);
+    }
+    fputs("]}", aj.f);
+    fputc('\n', at.f);
+  }
+  fprintf(aj.f, "%s],\n", T.nphases ? "\n    " : "");
   /* per kind of worker: tasks and flops with their shares of the total */
   static const char *const kinds[] = {"CPU", "OpenCL", "CUDA", "other"};
   fprintf(aj.f, "    \"by_kind\": {");
@@ -363,12 +485,25 @@ int sf_trace_end(char *err, size_t errlen)
 {
   if (!T.active) return 0;
   starpu_task_wait_for_all();
+  if (T.cur_phase >= 0) sf_trace_phase_end(); /* a phase left open (an early return) ends here */
   sf_trace_collect();
   double wall = starpu_timing_now() - T.t0;
   T.policy->post_exec_hook = T.prev_hook;
   fprintf(T.f, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"generator\":\"scaffold %s\",\"workers\":%d,"
                "\"events_written\":%ld,\"events_dropped\":%ld,",
           SF_VERSION, T.nworkers, T.written, T.dropped);
+  fputs("\"activity\":", T.f);
+  json_str(T.f, T.activity);
+  fputs(",\"phases\":[", T.f);
+  for (int p = 0; p < T.nphases; p++) {
+    const phase_log *ph = &T.phases[p];
+    fprintf(T.f, "%s{\"name\":", p ? "," : "");
+    json_str(T.f, ph->name);
+    fprintf(T.f, ",\"spans\":%ld,\"wall_s\":%.6f,\"tasks\":%ld,\"busy_s\":%.6f,\"utilisation\":%.6f,\"cpu_s\":%.6f,"
+                 "\"cpu_utilisation\":%.6f}",
+            ph->spans, ph->wall_us * 1e-6, ph->tasks, ph->busy_us * 1e-6, phase_util(ph), ph->cpu_s, phase_cpu_util(ph));
+  }
+  fputs("],", T.f);
   long tcount;
   long long tbytes = bus_total(&tcount);
   fprintf(T.f, "\"transfer_bytes\":%lld,\"transfer_count\":%ld}}\n", tbytes, tcount);
@@ -380,6 +515,10 @@ int sf_trace_end(char *err, size_t errlen)
   if (write_stats(wall, rc ? err + strlen(err) : err, rc ? errlen - strlen(err) : errlen) != 0) rc = -1;
   starpu_profiling_status_set(STARPU_PROFILING_DISABLE);
   for (int i = 0; i < T.nworkers; i++) free(T.w[i].buf);
+  for (int p = 0; p < T.nphases; p++) free(T.phases[p].wbusy_us);
+  free(T.snap_busy_us);
+  free(T.snap_tasks);
+  free(T.activity);
   free(T.w);
   free(T.dir);
   free(T.path);
