@@ -5,7 +5,8 @@
  *            forward conv of dy (gathering from its halo planes like the forward). w' is a copy
  *            (slot 1), or for big weights one GEMM per tap on w[26-k]^T; for few input and many
  *            output channels we scatter instead: dcol = dy . w^T, col2im-added into dx.
- *   dW:      dw[27*Cin][Cout] += col(x)^T . dy (for tiny Cout formed transposed in slot 1).
+ *   dW:      dw[27*Cin][Cout] += col(x)^T . dy (for tiny Cout formed transposed in slot 1), or a block
+ *            of its rows (two workers sharing one layer's gradient).
  * Voxels go in chunks so the im2col buffer (slot 0) stays under SF_CONV_COL_BYTES whatever the
  * volume. Thresholds and sizes were chosen with scripts/bench-kernels (1 thread, 2-core EPYC). */
 #include <cblas.h>
@@ -168,13 +169,18 @@ void sf_conv3d_backward_data_blas(float *dx, const float *dy_lo, const float *dy
   conv_gemm(dx, dy_lo, dy, dy_hi, wf, NULL, nd, H, W, Cout, Cin);
 }
 
-/* dw: (27*Cin, Cout) += col(x)^T . dy, dy: (nd,H,W,Cout) */
-void sf_conv3d_backward_weights_blas(float *dw, const float *x_lo, const float *x, const float *x_hi,
-                                     const float *dy, int nd, int H, int W, int Cin, int Cout)
+/* dw: rows [r0, r1) of (27*Cin, Cout), i.e. (r1-r0, Cout) at dw, += col(x)[:, r0:r1]^T . dy,
+ * dy: (nd,H,W,Cout). Two tasks on disjoint row blocks let two workers share one layer's weight
+ * gradient; each builds the whole im2col (the column block is a strided view of it). The
+ * transposed form (tiny Cout) only runs on the whole matrix. */
+void sf_conv3d_backward_weights_rows_blas(float *dw, int r0, int r1, const float *x_lo, const float *x,
+                                          const float *x_hi, const float *dy, int nd, int H, int W, int Cin, int Cout)
 {
   size_t nvox = (size_t)nd * H * W, K = (size_t)27 * Cin;
-  if (nvox == 0) return;
+  SF_ASSERT(0 <= r0 && r0 <= r1 && (size_t)r1 <= K);
+  if (nvox == 0 || r0 == r1) return;
   int rows = chunk_rows(K, nvox), transposed = Cout < SF_CONV_DW_T_COUT;
+  SF_ASSERT(!transposed || (r0 == 0 && (size_t)r1 == K));
   float *col = sf_workspace_floats(0, (size_t)rows * K);
   float *dwt = transposed ? sf_workspace_floats(1, (size_t)Cout * K) : NULL; /* (Cout, 27*Cin) */
   for (size_t v0 = 0; v0 < nvox; v0 += rows) {
@@ -184,10 +190,17 @@ void sf_conv3d_backward_weights_blas(float *dw, const float *x_lo, const float *
       cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Cout, (int)K, (int)(v1 - v0), 1.0f, dy + v0 * Cout,
                   Cout, col, (int)K, v0 ? 1.0f : 0.0f, dwt, (int)K);
     else
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)K, Cout, (int)(v1 - v0), 1.0f, col, (int)K,
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r1 - r0, Cout, (int)(v1 - v0), 1.0f, col + r0, (int)K,
                   dy + v0 * Cout, Cout, 1.0f, dw, Cout);
   }
   if (transposed)
     for (size_t k = 0; k < K; k++)
       for (int co = 0; co < Cout; co++) dw[k * Cout + co] += dwt[(size_t)co * K + k];
+}
+
+/* dw: (27*Cin, Cout) += col(x)^T . dy, dy: (nd,H,W,Cout) */
+void sf_conv3d_backward_weights_blas(float *dw, const float *x_lo, const float *x, const float *x_hi,
+                                     const float *dy, int nd, int H, int W, int Cin, int Cout)
+{
+  sf_conv3d_backward_weights_rows_blas(dw, 0, 27 * Cin, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout);
 }

@@ -84,6 +84,14 @@ sf_handle sf_vector_register(void *ptr, size_t n, size_t elemsize, const char *n
 /* A vector whose data lives on another rank (no memory here; StarPU allocates on arrival). */
 sf_handle sf_vector_register_remote(size_t n, size_t elemsize, const char *name);
 void sf_handle_unregister(sf_handle h);
+/* A vector handle split into 2 contiguous parts of len0 and (n - len0) elements (StarPU's
+ * asynchronous partitioning): after sf_vector_split_submit only the parts may be used by tasks,
+ * after sf_vector_unsplit_submit only the whole; StarPU orders both through the data dependencies.
+ * sf_vector_split_clean before unregistering the whole. */
+void sf_vector_split_plan(sf_handle h, size_t len0, sf_handle parts[2]);
+void sf_vector_split_submit(sf_handle h, sf_handle parts[2]);
+void sf_vector_unsplit_submit(sf_handle h, sf_handle parts[2]);
+void sf_vector_split_clean(sf_handle h, sf_handle parts[2]);
 void sf_handle_acquire(sf_handle h, int write);
 void sf_handle_release(sf_handle h);
 

@@ -207,6 +207,34 @@ sf_handle sf_vector_register_remote(size_t n, size_t elemsize, const char *name)
   return (sf_handle)h;
 }
 
+void sf_vector_split_plan(sf_handle h, size_t len0, sf_handle parts[2])
+{
+  uint32_t lens[2] = {(uint32_t)len0, (uint32_t)(starpu_vector_get_nx(H_(h)) - len0)};
+  struct starpu_data_filter f = {.filter_func = starpu_vector_filter_list, .nchildren = 2, .filter_arg_ptr = lens};
+  starpu_data_handle_t c[2];
+  starpu_data_partition_plan(H_(h), &f, c); /* the lengths are copied into the children's interfaces */
+  parts[0] = (sf_handle)c[0];
+  parts[1] = (sf_handle)c[1];
+}
+
+void sf_vector_split_submit(sf_handle h, sf_handle parts[2])
+{
+  starpu_data_handle_t c[2] = {H_(parts[0]), H_(parts[1])};
+  starpu_data_partition_submit(H_(h), 2, c);
+}
+
+void sf_vector_unsplit_submit(sf_handle h, sf_handle parts[2])
+{
+  starpu_data_handle_t c[2] = {H_(parts[0]), H_(parts[1])};
+  starpu_data_unpartition_submit(H_(h), 2, c, STARPU_MAIN_RAM);
+}
+
+void sf_vector_split_clean(sf_handle h, sf_handle parts[2])
+{
+  starpu_data_handle_t c[2] = {H_(parts[0]), H_(parts[1])};
+  starpu_data_partition_clean(H_(h), 2, c);
+}
+
 void sf_handle_unregister(sf_handle h)
 {
   if (h) starpu_data_unregister(H_(h));

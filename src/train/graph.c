@@ -5,6 +5,7 @@
  * distributed run (scaffold/dist.h) slabs and partial sums are registered with their StarPU-MPI
  * owner and only the owned ones get memory; parameters and class weights are per-node replicas. */
 #include <starpu.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "graph_internal.h"
@@ -143,30 +144,54 @@ static void block_free(const sf_graph *g, dconv_block *b)
   sf_tensor_destroy(&b->out);
 }
 
-/* Which weight gradients get per-slab partials (summed in slab order by one task at the end of the
- * backward pass) instead of RW|COMMUTE accumulation: all of them under more_determinism; otherwise,
- * in a single process with more than one slab and more than one worker, the small ones (<= SF_GRAD_PART_MAX_FLOATS,
- * e.g. the level-0 layers at base 64). COMMUTE serialises a layer's slab contributions, which is
- * harmless mid-pass but left one worker idle at the end of the backward pass, where the level-0
- * weight gradients are the only work left (5.8 % of a ps 5 base 64 step on 2 workers). The extra
- * memory is S copies of those small tensors. */
+/* How the slab contributions to a weight gradient come together. RW|COMMUTE accumulation
+ * serialises one layer's slab contributions; with 2 workers that left one idle whenever a layer's
+ * weight gradients were the only work left (5.8 % of a ps 5 base 64 step at the end of the
+ * backward pass; 7.5 % of a ps 6 base 64 step inside it, where buffer reuse puts them on the
+ * critical path). So, in a single process with more than one slab and more than one worker:
+ *  - small weights (<= SF_GRAD_PART_MAX_FLOATS floats, e.g. the level-0 layers at base 64) get
+ *    per-slab partials summed in slab order at the end (S copies of small tensors);
+ *  - in CPU-only runs, the other 3x3x3 conv weights are split into two row blocks (no memory):
+ *    each slab's dW becomes two tasks, one per block, so two workers can accumulate into one
+ *    layer at once (graph_backward.c).
+ * Under more_determinism every weight gradient uses partials. The environment variable
+ * SF_GRAD_PART_MAX_FLOATS overrides the threshold (tests: 0 splits every conv weight it can). */
 #ifndef SF_GRAD_PART_MAX_FLOATS
 #define SF_GRAD_PART_MAX_FLOATS ((size_t)1 << 18)
 #endif
 static void choose_partial_grads(sf_graph *g)
 {
   const int P = g->P;
-  int small_ok = g->S > 1 && g->spatial <= 1 && starpu_worker_get_count() > 1; /* ranks may differ in workers */
+  int nw = (int)starpu_worker_get_count();
+  int small_ok = g->S > 1 && g->spatial <= 1 && nw > 1; /* ranks may differ in workers */
+  size_t max_floats = SF_GRAD_PART_MAX_FLOATS;
+  const char *env = getenv("SF_GRAD_PART_MAX_FLOATS");
+  if (env && *env) max_floats = (size_t)strtoull(env, NULL, 10);
   g->part_grad = sf_calloc((size_t)P, 1, "gradient partial flags");
   g->part_off = sf_calloc((size_t)P, sizeof(size_t), "gradient partial offsets");
   g->part_total = 0;
   for (int p = 0; p < P; p++) {
     size_t n = g->u->params[p].numel;
-    if (!g->slab_grad[p] || !(g->deterministic || (small_ok && n <= SF_GRAD_PART_MAX_FLOATS))) continue;
+    if (!g->slab_grad[p] || !(g->deterministic || (small_ok && n <= max_floats))) continue;
     g->part_grad[p] = 1;
     g->part_off[p] = g->part_total;
     g->part_total += (n + 15) & ~(size_t)15; /* 64-byte aligned tensors */
   }
+  g->split_grad = sf_calloc((size_t)P * 2, sizeof(sf_handle), "gradient row blocks");
+  g->split_rows = sf_calloc((size_t)P, sizeof(int), "gradient row blocks");
+  if (!small_ok || g->deterministic || (int)starpu_cpu_worker_get_count() != nw) return;
+  for (int i = 0; i <= g->L; i++)
+    for (int d = 0; d < 2; d++) {
+      if (d == 1 && i == g->L) break; /* dec[] has L blocks */
+      const dconv_block *b = d ? &g->dec[i] : &g->enc[i];
+      const int ws[2] = {b->w_a, b->w_b}, cins[2] = {b->cin, b->cout};
+      for (int j = 0; j < 2; j++) {
+        int p = ws[j], K = 27 * cins[j];
+        if (g->part_grad[p] || b->cout < 17 || K < 2) continue; /* the rows kernel needs Cout >= 17 */
+        g->split_rows[p] = K / 2;
+        sf_vector_split_plan(g->hg[p], (size_t)(K / 2) * b->cout, &g->split_grad[2 * p]);
+      }
+    }
 }
 
 static void params_init(sf_graph *g, float *params)
@@ -252,6 +277,10 @@ static void params_free(sf_graph *g)
   if (!g->hp) return;
   sf_allreduce_destroy(g->ar);
   g->ar = NULL;
+  for (int p = 0; p < P; p++) /* before the whole is unregistered */
+    if (g->split_rows[p]) sf_vector_split_clean(g->hg[p], &g->split_grad[2 * p]);
+  free(g->split_grad);
+  free(g->split_rows);
   for (int p = 0; p < P; p++) {
     sf_handle_unregister(g->hp[p]);
     if (!g->hgq) sf_handle_unregister(g->hg[p]);

@@ -40,6 +40,15 @@ static void conv3_backward_data(sf_graph *g, sf_tensor *dx, sf_tensor *dy, sf_te
 
 static void conv3_backward_weights(sf_graph *g, sf_tensor *dy, sf_tensor *x, int w, int cin, int cout, int k)
 {
+  int r = g->split_rows[w];
+  if (r) { /* two row blocks of the gradient, each its own COMMUTE accumulation (graph.c) */
+    insert_task_conv3d_backward_weights_rows(LOW, SF_ACC_COMMUTE, g->split_grad[2 * w], 0, r, sf_tensor_lo(x, k),
+                                             x->slab[k], sf_tensor_hi(x, k), dy->slab[k], x->H, x->W, cin, cout);
+    insert_task_conv3d_backward_weights_rows(LOW, SF_ACC_COMMUTE, g->split_grad[2 * w + 1], r, 27 * cin,
+                                             sf_tensor_lo(x, k), x->slab[k], sf_tensor_hi(x, k), dy->slab[k], x->H,
+                                             x->W, cin, cout);
+    return;
+  }
   insert_task_conv3d_backward_weights(LOW, grad_acc(g, w), grad_dst(g, w, k), sf_tensor_lo(x, k), x->slab[k],
                                       sf_tensor_hi(x, k), dy->slab[k], x->H, x->W, cin, cout);
 }
@@ -90,7 +99,11 @@ void sf_graph_submit_backward(sf_graph *g)
   const int *ch = g->u->channels;
   for (int q = 0; q < g->spatial; q++)
     for (int p = 0; p < g->P; p++) {
-      if (g->slab_grad[p] && !g->part_grad[p]) /* COMMUTE accumulation needs zeroed gradients */
+      if (g->split_rows[p]) { /* the row blocks stand for the gradient until the end of the pass */
+        sf_vector_split_submit(g->hg[p], &g->split_grad[2 * p]);
+        insert_task_zero(LOW, g->split_grad[2 * p]);
+        insert_task_zero(LOW, g->split_grad[2 * p + 1]);
+      } else if (g->slab_grad[p] && !g->part_grad[p]) /* COMMUTE accumulation needs zeroed gradients */
         insert_task_zero(LOW, sf_graph_grad_of(g, q, p));
       else if (q > 0 && !g->slab_grad[p]) /* GroupNorm gradients come from shard 0 alone */
         insert_task_zero(LOW, sf_graph_grad_of(g, q, p));
@@ -122,6 +135,8 @@ void sf_graph_submit_backward(sf_graph *g)
         insert_task_maxpool3d_backward(CRIT, g->g_out[i - 1].slab[k], g->g_pool[i].slab[k], g->pidx[i].slab[k],
                                        g->g_skip[i - 1].slab[k], ch[i - 1]);
   }
+  for (int p = 0; p < g->P; p++)
+    if (g->split_rows[p]) sf_vector_unsplit_submit(g->hg[p], &g->split_grad[2 * p]);
   /* each shard sums its own slabs' partials in slab order */
   for (int q = 0; q < g->spatial; q++)
     for (int p = 0; p < g->P; p++)

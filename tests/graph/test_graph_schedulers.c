@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <stdlib.h>
+
 #include "graph_testlib.h"
 #include "scaffold/common.h"
 #include "testutil.h"
@@ -35,6 +37,34 @@ static void check_unknown_scheduler(void)
   SF_CHECK(code == 2, "unknown scheduler: exit status %d, expected 2 (stderr: %s)", code, buf);
   SF_CHECK(strstr(buf, "no-such-policy") != NULL, "unknown scheduler: message does not name it: %s", buf);
   printf("ok   unknown scheduler refused with status %d: %s", code, buf);
+}
+
+/* The three ways slab contributions meet in a weight gradient (graph.c: choose_partial_grads) on a
+ * model with 32-channel layers, 2 workers, 3 slabs: the default (small weights by per-slab
+ * partials), every 3x3x3 conv weight with Cout >= 17 as two row blocks accumulated separately
+ * (SF_GRAD_PART_MAX_FLOATS=0), and COMMUTE alone (1 worker: neither applies). */
+static void check_gradient_layouts(void)
+{
+  gt_problem p;
+  gt_problem_init(&p, 4, 16, 4, 4, 13);
+  size_t n = p.u.total_params;
+  gt_result ref;
+  gt_run_ref(&p, 2, 1e-3, &ref);
+  const char *layouts[] = {"default", "row blocks", "1 worker"};
+  for (int i = 0; i < 3; i++) {
+    if (i == 1) setenv("SF_GRAD_PART_MAX_FLOATS", "0", 1);
+    gt_runtime_start("lws", i == 2 ? 1 : 2);
+    gt_result r;
+    gt_run_graph(&p, 3, 0, 2, 1e-3, &r);
+    gt_runtime_stop();
+    unsetenv("SF_GRAD_PART_MAX_FLOATS");
+    char what[96];
+    snprintf(what, sizeof what, "ps 4 base 16, weight gradients: %s (2 steps) vs reference", layouts[i]);
+    gt_compare(what, &r, &ref, n, 2, 1e-5);
+    gt_result_free(&r);
+  }
+  gt_result_free(&ref);
+  gt_problem_free(&p);
 }
 
 int main(void)
@@ -72,6 +102,7 @@ int main(void)
   gt_result_free(&ref);
   gt_result_free(&ref1);
   gt_problem_free(&p);
+  check_gradient_layouts();
   gt_cleanup();
   return sf_test_end();
 }
