@@ -1,5 +1,6 @@
 /* StarPU glue for the 3x3x3 convolution (padding 1, no bias): forward, dX and dW codelets on depth
- * slabs with halos, and a CPU-only dW codelet for a block of the gradient's rows. Buffers: [out, in, w, in_lo?, in_hi?]; the halo slabs are passed whole and the
+ * slabs with halos, and a CPU-only dW codelet for the gradient rows of a range of taps.
+ * Buffers: [out, in, w, in_lo?, in_hi?]; the halo slabs are passed whole and the
  * kernel gets a pointer to the last plane of slab k-1 and the first plane of slab k+1 (NULL at the
  * volume's faces). CPU = the im2col + OpenBLAS kernels (codelets/cpu/conv3d_blas.c). */
 #include <string.h>
@@ -16,8 +17,8 @@ typedef struct {
 
 typedef struct {
   cl_conv3d_args c;
-  int r0, r1; /* the block of rows of (27*Cin, Cout) */
-} cl_conv3d_rows_args;
+  int t0, t1; /* the taps whose rows of (27*Cin, Cout) the task computes */
+} cl_conv3d_taps_args;
 
 /* halo planes of buffers 3 (lo) and 4 or 3 (hi) */
 static void halos(void *buffers[], const cl_conv3d_args *a, const float **lo, const float **hi)
@@ -58,22 +59,22 @@ static void conv3d_bwd_weights_cpu(void *buffers[], void *cl_arg)
 }
 
 /* buffers: [dw rows, x, dy, x_lo?, x_hi?] */
-static void conv3d_bwd_weights_rows_cpu(void *buffers[], void *cl_arg)
+static void conv3d_bwd_weights_taps_cpu(void *buffers[], void *cl_arg)
 {
-  const cl_conv3d_rows_args *r = cl_arg;
+  const cl_conv3d_taps_args *r = cl_arg;
   const cl_conv3d_args *a = &r->c;
   const float *lo, *hi;
   halos(buffers, a, &lo, &hi);
   float *dw = sf_vec_f(buffers[0]);
   if (a->overwrite) memset(dw, 0, sf_vec_n(buffers[0]) * sizeof(float));
-  sf_conv3d_backward_weights_rows_blas(dw, r->r0, r->r1, lo, sf_blk_f(buffers[1]), hi, sf_blk_f(buffers[2]),
+  sf_conv3d_backward_weights_taps_blas(dw, r->t0, r->t1, lo, sf_blk_f(buffers[1]), hi, sf_blk_f(buffers[2]),
                                        sf_blk_nz(buffers[1]), a->H, a->W, a->Cin, a->Cout);
 }
 
 SF_CODELET(conv3d_fwd, openblas_v1, conv3d_fwd_cpu, sf_conv3d_fwd_cuda, sf_conv3d_fwd_opencl);
 SF_CODELET(conv3d_bwd_data, openblas_v1, conv3d_bwd_data_cpu, sf_conv3d_bwd_data_cuda, sf_conv3d_bwd_data_opencl);
 SF_CODELET(conv3d_bwd_weights, openblas_v1, conv3d_bwd_weights_cpu, sf_conv3d_bwd_weights_cuda, sf_conv3d_bwd_weights_opencl);
-SF_CODELET(conv3d_bwd_weights_rows, openblas_v1, conv3d_bwd_weights_rows_cpu, SF_NONE, SF_NONE);
+SF_CODELET(conv3d_bwd_weights_taps, openblas_v1, conv3d_bwd_weights_taps_cpu, SF_NONE, SF_NONE);
 SF_OPENCL_CODELET(conv3d_fwd, SF_OCL_INEXACT);
 SF_OPENCL_CODELET(conv3d_bwd_data, SF_OCL_INEXACT);
 SF_OPENCL_CODELET(conv3d_bwd_weights, SF_OCL_INEXACT);
@@ -130,17 +131,17 @@ void insert_task_conv3d_backward_weights(const sf_topt *o, sf_accum acc, sf_hand
   sf_submit(&cl_conv3d_bwd_weights, o, &a, sizeof a, &b, conv_flops(x, H, W, Cin, Cout));
 }
 
-void insert_task_conv3d_backward_weights_rows(const sf_topt *o, sf_accum acc, sf_handle dw_rows, int r0, int r1,
+void insert_task_conv3d_backward_weights_taps(const sf_topt *o, sf_accum acc, sf_handle dw_rows, int t0, int t1,
                                               sf_handle x_lo, sf_handle x, sf_handle x_hi, sf_handle dy, int H, int W,
                                               int Cin, int Cout)
 {
-  cl_conv3d_rows_args a = {.c = {.H = H, .W = W, .Cin = Cin, .Cout = Cout}, .r0 = r0, .r1 = r1};
+  cl_conv3d_taps_args a = {.c = {.H = H, .W = W, .Cin = Cin, .Cout = Cout}, .t0 = t0, .t1 = t1};
   sf_buf b = {.n = 0};
   a.c.overwrite = acc == SF_ACC_PARTIAL;
   sf_buf_add(&b, dw_rows, sf_accum_mode(acc));
   sf_buf_add(&b, x, STARPU_R);
   sf_buf_add(&b, dy, STARPU_R);
   add_halos(&b, &a.c, x_lo, x_hi);
-  sf_submit(&cl_conv3d_bwd_weights_rows, o, &a, sizeof a, &b,
-            conv_flops(x, H, W, Cin, Cout) * (double)(r1 - r0) / (27.0 * Cin));
+  sf_submit(&cl_conv3d_bwd_weights_taps, o, &a, sizeof a, &b,
+            conv_flops(x, H, W, Cin, Cout) * (double)(t1 - t0) / 27.0);
 }

@@ -5,8 +5,8 @@
  *            forward conv of dy (gathering from its halo planes like the forward). w' is a copy
  *            (slot 1), or for big weights one GEMM per tap on w[26-k]^T; for few input and many
  *            output channels we scatter instead: dcol = dy . w^T, col2im-added into dx.
- *   dW:      dw[27*Cin][Cout] += col(x)^T . dy (for tiny Cout formed transposed in slot 1), or a block
- *            of its rows (two workers sharing one layer's gradient).
+ *   dW:      dw[27*Cin][Cout] += col(x)^T . dy (for tiny Cout formed transposed in slot 1), or the
+ *            rows of a range of taps (two workers sharing one layer's gradient).
  * Voxels go in chunks so the im2col buffer (slot 0) stays under SF_CONV_COL_BYTES whatever the
  * volume. Thresholds and sizes were chosen with scripts/bench-kernels (1 thread, 2-core EPYC). */
 #include <cblas.h>
@@ -169,18 +169,53 @@ void sf_conv3d_backward_data_blas(float *dx, const float *dy_lo, const float *dy
   conv_gemm(dx, dy_lo, dy, dy_hi, wf, NULL, nd, H, W, Cout, Cin);
 }
 
-/* dw: rows [r0, r1) of (27*Cin, Cout), i.e. (r1-r0, Cout) at dw, += col(x)[:, r0:r1]^T . dy,
- * dy: (nd,H,W,Cout). Two tasks on disjoint row blocks let two workers share one layer's weight
- * gradient; each builds the whole im2col (the column block is a strided view of it). The
- * transposed form (tiny Cout) only runs on the whole matrix. */
-void sf_conv3d_backward_weights_rows_blas(float *dw, int r0, int r1, const float *x_lo, const float *x,
+/* col: (v1-v0, (t1-t0)*C), the taps [t0, t1) (t = kd*9 + kh*3 + kw) of voxels [v0, v1)' im2col
+ * rows: the columns t0*C .. t1*C of im2col() above, built directly. */
+static void im2col_taps(float *col, const float *lo, const float *x, const float *hi, size_t v0, size_t v1, int nd,
+                        int H, int W, int C, int t0, int t1)
+{
+  size_t plane = (size_t)H * W * C, rowlen = (size_t)(t1 - t0) * C;
+  for (size_t v = v0; v < v1; v++) {
+    int d = (int)(v / ((size_t)H * W)), h = (int)(v / W % H), w = (int)(v % W);
+    float *dst = col + (v - v0) * rowlen;
+    for (int t = t0; t < t1; t++, dst += C) {
+      int dd = d + t / 9 - 1, hh = h + t / 3 % 3 - 1, ww = w + t % 3 - 1;
+      const float *p = dd < 0 ? lo : dd >= nd ? hi : x + (size_t)dd * plane;
+      if (!p || hh < 0 || hh >= H || ww < 0 || ww >= W)
+        memset(dst, 0, (size_t)C * sizeof(float));
+      else
+        copy_floats(dst, p + ((size_t)hh * W + ww) * C, (size_t)C);
+    }
+  }
+}
+
+/* dw: the rows of taps [t0, t1) of (27*Cin, Cout), i.e. ((t1-t0)*Cin, Cout) at dw,
+ * += col(x)[:, t0*Cin : t1*Cin]^T . dy, dy: (nd,H,W,Cout). Two tasks on disjoint tap ranges let
+ * two workers share one layer's weight gradient; each builds only its taps' im2col columns.
+ * Needs Cout >= SF_CONV_DW_T_COUT (the untransposed GEMM). */
+void sf_conv3d_backward_weights_taps_blas(float *dw, int t0, int t1, const float *x_lo, const float *x,
                                           const float *x_hi, const float *dy, int nd, int H, int W, int Cin, int Cout)
 {
+  size_t nvox = (size_t)nd * H * W, K = (size_t)(t1 - t0) * Cin;
+  SF_ASSERT(0 <= t0 && t0 <= t1 && t1 <= 27 && Cout >= SF_CONV_DW_T_COUT);
+  if (nvox == 0 || K == 0) return;
+  int rows = chunk_rows((size_t)27 * Cin, nvox); /* the chunk of a whole-matrix call: same GEMM shape */
+  float *col = sf_workspace_floats(0, (size_t)rows * K);
+  for (size_t v0 = 0; v0 < nvox; v0 += rows) {
+    size_t v1 = sf_min_sz(nvox, v0 + rows);
+    im2col_taps(col, x_lo, x, x_hi, v0, v1, nd, H, W, Cin, t0, t1);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)K, Cout, (int)(v1 - v0), 1.0f, col, (int)K,
+                dy + v0 * Cout, Cout, 1.0f, dw, Cout);
+  }
+}
+
+/* dw: (27*Cin, Cout) += col(x)^T . dy, dy: (nd,H,W,Cout) */
+void sf_conv3d_backward_weights_blas(float *dw, const float *x_lo, const float *x, const float *x_hi,
+                                     const float *dy, int nd, int H, int W, int Cin, int Cout)
+{
   size_t nvox = (size_t)nd * H * W, K = (size_t)27 * Cin;
-  SF_ASSERT(0 <= r0 && r0 <= r1 && (size_t)r1 <= K);
-  if (nvox == 0 || r0 == r1) return;
+  if (nvox == 0) return;
   int rows = chunk_rows(K, nvox), transposed = Cout < SF_CONV_DW_T_COUT;
-  SF_ASSERT(!transposed || (r0 == 0 && (size_t)r1 == K));
   float *col = sf_workspace_floats(0, (size_t)rows * K);
   float *dwt = transposed ? sf_workspace_floats(1, (size_t)Cout * K) : NULL; /* (Cout, 27*Cin) */
   for (size_t v0 = 0; v0 < nvox; v0 += rows) {
@@ -190,17 +225,10 @@ void sf_conv3d_backward_weights_rows_blas(float *dw, int r0, int r1, const float
       cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Cout, (int)K, (int)(v1 - v0), 1.0f, dy + v0 * Cout,
                   Cout, col, (int)K, v0 ? 1.0f : 0.0f, dwt, (int)K);
     else
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r1 - r0, Cout, (int)(v1 - v0), 1.0f, col + r0, (int)K,
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)K, Cout, (int)(v1 - v0), 1.0f, col, (int)K,
                   dy + v0 * Cout, Cout, 1.0f, dw, Cout);
   }
   if (transposed)
     for (size_t k = 0; k < K; k++)
       for (int co = 0; co < Cout; co++) dw[k * Cout + co] += dwt[(size_t)co * K + k];
-}
-
-/* dw: (27*Cin, Cout) += col(x)^T . dy, dy: (nd,H,W,Cout) */
-void sf_conv3d_backward_weights_blas(float *dw, const float *x_lo, const float *x, const float *x_hi,
-                                     const float *dy, int nd, int H, int W, int Cin, int Cout)
-{
-  sf_conv3d_backward_weights_rows_blas(dw, 0, 27 * Cin, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout);
 }

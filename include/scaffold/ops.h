@@ -43,8 +43,8 @@ void sf_conv3d_backward_weights_ref(float *dw, const float *x_lo, const float *x
                                     const float *dy, int nd, int H, int W, int Cin, int Cout);
 void sf_conv3d_backward_weights_blas(float *dw, const float *x_lo, const float *x, const float *x_hi,
                                      const float *dy, int nd, int H, int W, int Cin, int Cout);
-/* Rows [r0, r1) of the above, dw: (r1-r0, Cout) = those rows; Cout >= 17 unless r0 = 0, r1 = 27*Cin. */
-void sf_conv3d_backward_weights_rows_blas(float *dw, int r0, int r1, const float *x_lo, const float *x,
+/* The rows of taps [t0, t1) (t = kd*9 + kh*3 + kw) of the above, dw: ((t1-t0)*Cin, Cout); Cout >= 17. */
+void sf_conv3d_backward_weights_taps_blas(float *dw, int t0, int t1, const float *x_lo, const float *x,
                                           const float *x_hi, const float *dy, int nd, int H, int W, int Cin, int Cout);
 
 /* ---- 1x1x1 convolution with bias (OutConv) ------------------------------------------------------

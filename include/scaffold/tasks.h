@@ -45,9 +45,9 @@ void insert_task_conv3d_backward_data(const sf_topt *o, sf_handle dx, sf_handle 
 /* dw: (3,3,3,Cin,Cout) gets the contribution of output slab dy: (nd,H,W,Cout) */
 void insert_task_conv3d_backward_weights(const sf_topt *o, sf_accum acc, sf_handle dw, sf_handle x_lo, sf_handle x,
                                          sf_handle x_hi, sf_handle dy, int H, int W, int Cin, int Cout);
-/* rows [r0, r1) of that dW into dw_rows: (r1-r0, Cout); CPU workers only (CPU-only runs, where two
- * workers share one layer's weight gradient by row blocks) */
-void insert_task_conv3d_backward_weights_rows(const sf_topt *o, sf_accum acc, sf_handle dw_rows, int r0, int r1,
+/* the rows of taps [t0, t1) of that dW into dw_rows: ((t1-t0)*Cin, Cout); CPU workers only (CPU-only
+ * runs, where two workers share one layer's weight gradient by tap blocks); Cout >= 17 */
+void insert_task_conv3d_backward_weights_taps(const sf_topt *o, sf_accum acc, sf_handle dw_rows, int t0, int t1,
                                               sf_handle x_lo, sf_handle x, sf_handle x_hi, sf_handle dy, int H, int W,
                                               int Cin, int Cout);
 

@@ -154,9 +154,10 @@ static void block_free(const sf_graph *g, dconv_block *b)
  * critical path). So, in a single process with more than one slab and more than one worker:
  *  - small weights (<= SF_GRAD_PART_MAX_FLOATS floats, e.g. the level-0 layers at base 64) get
  *    per-slab partials summed in slab order at the end (S copies of small tensors);
- *  - in CPU-only runs, the other 3x3x3 conv weights are split into two row blocks (no memory):
- *    each slab's dW becomes two tasks, one per block, so two workers can accumulate into one
- *    layer at once (graph_backward.c).
+ *  - in CPU-only runs, the other 3x3x3 conv weights are split into two blocks of rows, taps
+ *    [0,14) and [14,27) (no memory): each slab's dW becomes two tasks, one per block, each
+ *    building only its taps' im2col columns, so two workers can accumulate into one layer at
+ *    once (graph_backward.c).
  * Under more_determinism every weight gradient uses partials. The environment variable
  * SF_GRAD_PART_MAX_FLOATS overrides the threshold (tests: 0 splits every conv weight it can). */
 #ifndef SF_GRAD_PART_MAX_FLOATS
@@ -180,8 +181,8 @@ static void choose_partial_grads(sf_graph *g)
     g->part_off[p] = g->part_total;
     g->part_total += (n + 15) & ~(size_t)15; /* 64-byte aligned tensors */
   }
-  g->split_grad = sf_calloc((size_t)P * 2, sizeof(sf_handle), "gradient row blocks");
-  g->split_rows = sf_calloc((size_t)P, sizeof(int), "gradient row blocks");
+  g->split_grad = sf_calloc((size_t)P * 2, sizeof(sf_handle), "gradient tap blocks");
+  g->split_taps = sf_calloc((size_t)P, sizeof(int), "gradient tap blocks");
   if (!small_ok || g->deterministic || (int)starpu_cpu_worker_get_count() != nw) return;
   for (int i = 0; i <= g->L; i++)
     for (int d = 0; d < 2; d++) {
@@ -189,10 +190,10 @@ static void choose_partial_grads(sf_graph *g)
       const dconv_block *b = d ? &g->dec[i] : &g->enc[i];
       const int ws[2] = {b->w_a, b->w_b}, cins[2] = {b->cin, b->cout};
       for (int j = 0; j < 2; j++) {
-        int p = ws[j], K = 27 * cins[j];
-        if (g->part_grad[p] || b->cout < 17 || K < 2) continue; /* the rows kernel needs Cout >= 17 */
-        g->split_rows[p] = K / 2;
-        sf_vector_split_plan(g->hg[p], (size_t)(K / 2) * b->cout, &g->split_grad[2 * p]);
+        int p = ws[j];
+        if (g->part_grad[p] || b->cout < 17) continue; /* the taps kernel needs Cout >= 17 */
+        g->split_taps[p] = 14; /* taps [0,14) and [14,27) */
+        sf_vector_split_plan(g->hg[p], (size_t)14 * cins[j] * b->cout, &g->split_grad[2 * p]);
       }
     }
 }
@@ -281,9 +282,9 @@ static void params_free(sf_graph *g)
   sf_allreduce_destroy(g->ar);
   g->ar = NULL;
   for (int p = 0; p < P; p++) /* before the whole is unregistered */
-    if (g->split_rows[p]) sf_vector_split_clean(g->hg[p], &g->split_grad[2 * p]);
+    if (g->split_taps[p]) sf_vector_split_clean(g->hg[p], &g->split_grad[2 * p]);
   free(g->split_grad);
-  free(g->split_rows);
+  free(g->split_taps);
   for (int p = 0; p < P; p++) {
     sf_handle_unregister(g->hp[p]);
     if (!g->hgq) sf_handle_unregister(g->hg[p]);

@@ -40,13 +40,12 @@ static void conv3_backward_data(sf_graph *g, sf_tensor *dx, sf_tensor *dy, sf_te
 
 static void conv3_backward_weights(sf_graph *g, sf_tensor *dy, sf_tensor *x, int w, int cin, int cout, int k)
 {
-  int r = g->split_rows[w];
-  if (r) { /* two row blocks of the gradient, each its own COMMUTE accumulation (graph.c) */
-    insert_task_conv3d_backward_weights_rows(LOW, SF_ACC_COMMUTE, g->split_grad[2 * w], 0, r, sf_tensor_lo(x, k),
+  int t = g->split_taps[w];
+  if (t) { /* two tap blocks of the gradient, each its own COMMUTE accumulation (graph.c) */
+    insert_task_conv3d_backward_weights_taps(LOW, SF_ACC_COMMUTE, g->split_grad[2 * w], 0, t, sf_tensor_lo(x, k),
                                              x->slab[k], sf_tensor_hi(x, k), dy->slab[k], x->H, x->W, cin, cout);
-    insert_task_conv3d_backward_weights_rows(LOW, SF_ACC_COMMUTE, g->split_grad[2 * w + 1], r, 27 * cin,
-                                             sf_tensor_lo(x, k), x->slab[k], sf_tensor_hi(x, k), dy->slab[k], x->H,
-                                             x->W, cin, cout);
+    insert_task_conv3d_backward_weights_taps(LOW, SF_ACC_COMMUTE, g->split_grad[2 * w + 1], t, 27, sf_tensor_lo(x, k),
+                                             x->slab[k], sf_tensor_hi(x, k), dy->slab[k], x->H, x->W, cin, cout);
     return;
   }
   insert_task_conv3d_backward_weights(LOW, grad_acc(g, w), grad_dst(g, w, k), sf_tensor_lo(x, k), x->slab[k],
@@ -99,7 +98,7 @@ void sf_graph_submit_backward(sf_graph *g)
   const int *ch = g->u->channels;
   for (int q = 0; q < g->spatial; q++)
     for (int p = 0; p < g->P; p++) {
-      if (g->split_rows[p]) { /* the row blocks stand for the gradient until the end of the pass */
+      if (g->split_taps[p]) { /* the row blocks stand for the gradient until the end of the pass */
         sf_vector_split_submit(g->hg[p], &g->split_grad[2 * p]);
         insert_task_zero(LOW, g->split_grad[2 * p]);
         insert_task_zero(LOW, g->split_grad[2 * p + 1]);
@@ -136,7 +135,7 @@ void sf_graph_submit_backward(sf_graph *g)
                                        g->g_skip[i - 1].slab[k], ch[i - 1]);
   }
   for (int p = 0; p < g->P; p++)
-    if (g->split_rows[p]) sf_vector_unsplit_submit(g->hg[p], &g->split_grad[2 * p]);
+    if (g->split_taps[p]) sf_vector_unsplit_submit(g->hg[p], &g->split_grad[2 * p]);
   /* each shard sums its own slabs' partials in slab order */
   for (int q = 0; q < g->spatial; q++)
     for (int p = 0; p < g->P; p++)

@@ -68,8 +68,8 @@ struct sf_graph {
   int gpart_slabs;                   /* arenas in gpart: S, or the owned slabs in a spatial run */
   unsigned char *part_grad;          /* P: 1 if slab k writes its own partial (hgp), summed in slab order */
   size_t *part_off, part_total;      /* P: offset of p's partial in a slab's arena; floats per arena */
-  sf_handle *split_grad;             /* 2P: the two row blocks of gradient p (NULL: not split) */
-  int *split_rows;                   /* P: rows of (27*Cin, Cout) in the first block; 0 = not split */
+  sf_handle *split_grad;             /* 2P: the two tap blocks of gradient p (NULL: not split) */
+  int *split_taps;                   /* P: taps in the first block (its rows: taps*Cin); 0 = not split */
   size_t total;
   sf_handle *hp, *hg, *hm, *hv;      /* P each */
   sf_handle *hgp;                    /* S*P, [k*P + p]; NULL entries for params without partials */

@@ -41,7 +41,7 @@ static void check_unknown_scheduler(void)
 
 /* The three ways slab contributions meet in a weight gradient (graph.c: choose_partial_grads) on a
  * model with 32-channel layers, 2 workers, 3 slabs: the default (small weights by per-slab
- * partials), every 3x3x3 conv weight with Cout >= 17 as two row blocks accumulated separately
+ * partials), every 3x3x3 conv weight with Cout >= 17 as two tap blocks accumulated separately
  * (SF_GRAD_PART_MAX_FLOATS=0), and COMMUTE alone (1 worker: neither applies). */
 static void check_gradient_layouts(void)
 {
@@ -50,7 +50,7 @@ static void check_gradient_layouts(void)
   size_t n = p.u.total_params;
   gt_result ref;
   gt_run_ref(&p, 2, 1e-3, &ref);
-  const char *layouts[] = {"default", "row blocks", "1 worker"};
+  const char *layouts[] = {"default", "tap blocks", "1 worker"};
   for (int i = 0; i < 3; i++) {
     if (i == 1) setenv("SF_GRAD_PART_MAX_FLOATS", "0", 1);
     gt_runtime_start("lws", i == 2 ? 1 : 2);

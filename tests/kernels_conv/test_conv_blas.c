@@ -43,16 +43,18 @@ static void check_conv3(int nd, int H, int W, int Ci, int Co, int lo, int hi, ui
   sf_conv3d_backward_weights_blas(dwb, xlo, x, xhi, dy, nd, H, W, Ci, Co);
   snprintf(nm, sizeof nm, "%s dW (accumulated)", tag);
   sf_check_close_f(nm, dwb, dwr, nw, RTOL);
-  if (Co >= 17) { /* the same gradient as two row blocks, split mid-tap (two workers share a layer) */
-    int K = 27 * Ci, r = K / 2 + 1;
-    float *dws = ct_copy(dw0, nw);
-    sf_conv3d_backward_weights_rows_blas(dws, 0, r, xlo, x, xhi, dy, nd, H, W, Ci, Co);
-    sf_conv3d_backward_weights_rows_blas(dws + (size_t)r * Co, r, K, xlo, x, xhi, dy, nd, H, W, Ci, Co);
-    snprintf(nm, sizeof nm, "%s dW rows [0,%d) + [%d,%d)", tag, r, r, K);
-    sf_check_close_f(nm, dws, dwr, nw, RTOL);
-    free(dws);
+  if (Co >= 17) { /* the same gradient as two tap blocks (two workers sharing a layer) */
+    const int cuts[2] = {14, 1};
+    for (int c = 0; c < 2; c++) {
+      int t = cuts[c];
+      float *dws = ct_copy(dw0, nw);
+      sf_conv3d_backward_weights_taps_blas(dws, 0, t, xlo, x, xhi, dy, nd, H, W, Ci, Co);
+      sf_conv3d_backward_weights_taps_blas(dws + (size_t)t * Ci * Co, t, 27, xlo, x, xhi, dy, nd, H, W, Ci, Co);
+      snprintf(nm, sizeof nm, "%s dW taps [0,%d) + [%d,27)", tag, t, t);
+      sf_check_close_f(nm, dws, dwr, nw, RTOL);
+      free(dws);
+    }
   }
-
   free(x), free(xlo), free(xhi), free(dy), free(dylo), free(dyhi), free(w), free(dw0);
   free(yr), free(yb), free(dxr), free(dxb), free(dwr), free(dwb);
 }
