@@ -115,6 +115,7 @@ typedef struct {
  * nan there) and optimizer_steps counts the steps applied. A resume starts at that epoch, so the
  * partial row is cut (upstream's truncation at the first row >= start epoch) and replaced by the
  * finished epoch's row. The header stays upstream's. */
+/* (A finished epoch's row is this one with its validation columns filled in.) */
 sf_epoch_row sf_epoch_row_partial(long epoch, double loss_sum, double dice_sum, double nsamp, double seconds,
                                   long optimizer_steps, long total_optimizer_steps);
 int sf_epoch_row_is_partial(const sf_epoch_row *r);

@@ -708,16 +708,11 @@ int sf_train(const sf_train_setup *s, sf_train_result *r)
     double duration = prior_secs + (sf_now() - e0);
     sf_trace_span("epoch", "epoch", te0, sf_trace_now());
 
-    sf_epoch_row row = {.epoch = epoch,
-                        .epoch_loss = loss_sum,
-                        .overall_loss = nsamp > 0 ? loss_sum / nsamp : 0,
-                        .val_loss_epoch = vloss,
-                        .val_loss_avg = val_loss_avg,
-                        .train_dice = nsamp > 0 ? dice_sum / nsamp : 0,
-                        .val_dice = val_dice,
-                        .epoch_duration = duration,
-                        .optimizer_steps = opt_steps,
-                        .total_optimizer_steps = t.st.total_optimizer_steps};
+    sf_epoch_row row = sf_epoch_row_partial(epoch, loss_sum, dice_sum, nsamp, duration, opt_steps,
+                                            t.st.total_optimizer_steps); /* the training columns */
+    row.val_loss_epoch = vloss;
+    row.val_loss_avg = val_loss_avg;
+    row.val_dice = val_dice;
     int app = sf_dist_is_root() && sf_stats_csv_append(t.csv_path, &row) != 0 ? errno : 0;
     if (sf_dist_agree(app != 0)) {
       fail(r, SF_EXIT_FAILURE, "cannot append to %s: %s", t.csv_path, app ? strerror(app) : "failed on rank 0");
