@@ -152,7 +152,7 @@ int main(void)
   check_conv3(3, 6, 5, 5, 7, 1, 0, 60);   /* last slab */
   check_conv3(2, 6, 5, 7, 5, 0, 1, 70);   /* first slab */
   check_conv3(9, 10, 11, 16, 12, 1, 1, 80); /* 990 voxels: two chunks, boundary inside a row */
-  check_conv3(3, 9, 11, 160, 8, 0, 1, 90);  /* 27*160 columns: chunk limited by the byte budget */
+  check_conv3(3, 9, 11, 160, 8, 0, 1, 90);  /* 27*160 columns, two chunks */
   check_conv3(3, 5, 7, 8, 160, 1, 0, 95);   /* dX sees 27*160 columns */
   check_conv3(9, 10, 11, 16, 24, 1, 1, 85); /* dW untransposed over two chunks; dX gathers */
   check_conv3(4, 5, 6, 3, 40, 1, 1, 96);    /* few in, many out channels: dX scatters (halos) */
