@@ -209,12 +209,7 @@ static void run_steps(const gt_problem *p, int nsteps, double lr, gt_result *r, 
       sf_graph_release_state(g);
     }
   }
-  sf_graph_acquire_state(g, 0);
-  memcpy(r->params, sf_graph_params(g), n * sizeof(float));
-  memcpy(r->grads, sf_graph_grads(g), n * sizeof(float));
-  memcpy(r->m, sf_graph_adam_m(g), n * sizeof(float));
-  memcpy(r->v, sf_graph_adam_v(g), n * sizeof(float));
-  sf_graph_release_state(g);
+  gt_result_take_state(g, r, n);
   sf_graph_destroy(g);
   *k = take_counts();
   sf_config_free(&c);

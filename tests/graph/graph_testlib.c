@@ -142,12 +142,7 @@ void gt_run_graph(const gt_problem *p, int slabs, int determinism, int nsteps, d
     sf_graph_train_step(g, x, lab, p->cw, lr, s + 1, r->out[s]);
     r->step_s[s] = sf_now() - t0;
   }
-  sf_graph_acquire_state(g, 0);
-  memcpy(r->params, sf_graph_params(g), n * sizeof(float));
-  memcpy(r->grads, sf_graph_grads(g), n * sizeof(float));
-  memcpy(r->m, sf_graph_adam_m(g), n * sizeof(float));
-  memcpy(r->v, sf_graph_adam_v(g), n * sizeof(float));
-  sf_graph_release_state(g);
+  gt_result_take_state(g, r, n);
   sf_graph_destroy(g);
   sf_config_free(&c);
   free(params);
@@ -225,4 +220,14 @@ size_t gt_rss_bytes(void)
   if (fscanf(f, "%lu %lu", &size, &rss) != 2) rss = 0;
   fclose(f);
   return (size_t)rss * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+void gt_result_take_state(sf_graph *g, gt_result *r, size_t n)
+{
+  sf_graph_acquire_state(g, 0);
+  memcpy(r->params, sf_graph_params(g), n * sizeof(float));
+  memcpy(r->grads, sf_graph_grads(g), n * sizeof(float));
+  memcpy(r->m, sf_graph_adam_m(g), n * sizeof(float));
+  memcpy(r->v, sf_graph_adam_v(g), n * sizeof(float));
+  sf_graph_release_state(g);
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "scaffold/graph.h"
 #include "scaffold/model.h"
 
 #define GT_MAX_STEPS 32
@@ -44,6 +45,8 @@ void gt_run_graph(const gt_problem *p, int slabs, int determinism, int nsteps, d
 /* The same with the sequential reference network. */
 void gt_run_ref(const gt_problem *p, int nsteps, double lr, gt_result *r);
 void gt_result_free(gt_result *r);
+/* Copies the graph's parameters, gradients and Adam moments (n floats each) into r's arrays. */
+void gt_result_take_state(sf_graph *g, gt_result *r, size_t n);
 
 /* Compare two results: params, m, v, grads within rtol (relative to each array's max |value|), and
  * the per-step losses within rtol. rtol 0 = bitwise. Returns 1 if equal enough. */
