@@ -340,6 +340,16 @@ static double phase_cpu_util(const phase_log *ph)
   return cap > 0 ? ph->cpu_s / cap : 0.0;
 }
 
+/* "name": ..., "spans": ..., ..., "cpu_utilisation": ... of one phase (worker_stats.json and trace.json) */
+static void phase_json_fields(FILE *f, const phase_log *ph)
+{
+  fputs("\"name\": ", f);
+  json_str(f, ph->name);
+  fprintf(f, ", \"spans\": %ld, \"wall_s\": %.6f, \"tasks\": %ld, \"busy_s\": %.6f, \"utilisation\": %.6f, "
+             "\"cpu_s\": %.6f, \"cpu_utilisation\": %.6f",
+          ph->spans, ph->wall_us * 1e-6, ph->tasks, ph->busy_us * 1e-6, phase_util(ph), ph->cpu_s, phase_cpu_util(ph));
+}
+
 static double ts_s(struct timespec *t) { return starpu_timing_timespec_to_us(t) * 1e-6; }
 
 static int write_stats(double wall_us, char *err, size_t errlen)
@@ -411,11 +421,9 @@ static int write_stats(double wall_us, char *err, size_t errlen)
   }
   for (int p = 0; p < T.nphases; p++) {
     const phase_log *ph = &T.phases[p];
-    fprintf(aj.f, "%s\n        {\"name\": ", p ? "," : "");
-    json_str(aj.f, ph->name);
-    fprintf(aj.f, ", \"spans\": %ld, \"wall_s\": %.6f, \"tasks\": %ld, \"busy_s\": %.6f, \"utilisation\": %.6f, "
-                  "\"cpu_s\": %.6f, \"cpu_utilisation\": %.6f, \"workers_busy_s\": [",
-            ph->spans, ph->wall_us * 1e-6, ph->tasks, ph->busy_us * 1e-6, phase_util(ph), ph->cpu_s, phase_cpu_util(ph));
+    fprintf(aj.f, "%s\n        {", p ? "," : "");
+    phase_json_fields(aj.f, ph);
+    fputs(", \"workers_busy_s\": [", aj.f);
     fprintf(at.f, "%-20s %6ld %10.3f %10ld %10.3f %11.1f%% %10.3f %6.1f%% ", ph->name, ph->spans, ph->wall_us * 1e-6,
             ph->tasks, ph->busy_us * 1e-6, 100.0 * phase_util(ph), ph->cpu_s, 100.0 * phase_cpu_util(ph));
     for (int w = 0; w < T.nworkers; w++) {
@@ -497,11 +505,9 @@ int sf_trace_end(char *err, size_t errlen)
   fputs(",\"phases\":[", T.f);
   for (int p = 0; p < T.nphases; p++) {
     const phase_log *ph = &T.phases[p];
-    fprintf(T.f, "%s{\"name\":", p ? "," : "");
-    json_str(T.f, ph->name);
-    fprintf(T.f, ",\"spans\":%ld,\"wall_s\":%.6f,\"tasks\":%ld,\"busy_s\":%.6f,\"utilisation\":%.6f,\"cpu_s\":%.6f,"
-                 "\"cpu_utilisation\":%.6f}",
-            ph->spans, ph->wall_us * 1e-6, ph->tasks, ph->busy_us * 1e-6, phase_util(ph), ph->cpu_s, phase_cpu_util(ph));
+    fprintf(T.f, "%s{", p ? "," : "");
+    phase_json_fields(T.f, ph);
+    fputc('}', T.f);
   }
   fputs("],", T.f);
   long tcount;

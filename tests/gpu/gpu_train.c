@@ -183,11 +183,7 @@ static char *counts_str(const counts *k, char *buf, size_t len)
 static void run_steps(const gt_problem *p, int nsteps, double lr, gt_result *r, unsigned char *ill, counts *k)
 {
   const size_t n = p->u.total_params;
-  memset(r, 0, sizeof *r);
-  r->params = sf_malloc(n * sizeof(float), "result");
-  r->grads = sf_malloc(n * sizeof(float), "result");
-  r->m = sf_malloc(n * sizeof(float), "result");
-  r->v = sf_malloc(n * sizeof(float), "result");
+  gt_result_alloc(r, n);
   float *params = sf_malloc(n * sizeof(float), "graph parameters");
   memcpy(params, p->params0, n * sizeof(float));
   sf_config c;

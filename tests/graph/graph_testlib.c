@@ -101,7 +101,7 @@ void gt_cleanup(void)
   g_home = NULL;
 }
 
-static void result_alloc(gt_result *r, size_t n)
+void gt_result_alloc(gt_result *r, size_t n)
 {
   memset(r, 0, sizeof *r);
   r->params = sf_calloc(n, sizeof(float), "result");
@@ -123,7 +123,7 @@ void gt_run_graph(const gt_problem *p, int slabs, int determinism, int nsteps, d
 {
   const size_t n = p->u.total_params;
   SF_ASSERT(nsteps <= GT_MAX_STEPS);
-  result_alloc(r, n);
+  gt_result_alloc(r, n);
   float *params = sf_malloc(n * sizeof(float), "graph parameters");
   memcpy(params, p->params0, n * sizeof(float));
   sf_config c;
@@ -153,7 +153,7 @@ void gt_run_graph(const gt_problem *p, int slabs, int determinism, int nsteps, d
 void gt_run_ref(const gt_problem *p, int nsteps, double lr, gt_result *r)
 {
   const size_t n = p->u.total_params;
-  result_alloc(r, n);
+  gt_result_alloc(r, n);
   memcpy(r->params, p->params0, n * sizeof(float));
   sf_unet_ref *ref = sf_unet_ref_create(&p->u);
   float *x = sf_malloc(p->nvox * 3 * sizeof(float), "sample");

@@ -44,6 +44,8 @@ void gt_cleanup(void);
 void gt_run_graph(const gt_problem *p, int slabs, int determinism, int nsteps, double lr, gt_result *r);
 /* The same with the sequential reference network. */
 void gt_run_ref(const gt_problem *p, int nsteps, double lr, gt_result *r);
+/* Zeroed result arrays for n parameters; free with gt_result_free. */
+void gt_result_alloc(gt_result *r, size_t n);
 void gt_result_free(gt_result *r);
 /* Copies the graph's parameters, gradients and Adam moments (n floats each) into r's arrays. */
 void gt_result_take_state(sf_graph *g, gt_result *r, size_t n);
