@@ -3,9 +3,10 @@
  * contribution per slab: RW|COMMUTE into the gradient (zeroed first), or a per-slab partial (W)
  * summed in slab order: for every weight under more_determinism, so the result is bitwise the same
  * whatever the scheduler and the worker count, and otherwise for the small level-0 weights, whose
- * slab contributions would serialise at the end of the pass (graph.c: choose_partial_grads). The gradients reaching an encoder output from its two consumers
- * (the next Down's max-pool and the Up's skip concat) meet in the max-pool backward task. In a
- * spatial run each shard accumulates its slabs' contributions into its own gradient arena (shard 0
+ * slab contributions would serialise at the end of the pass; large conv weights of CPU-only runs
+ * are accumulated as two tap blocks (graph.c: choose_partial_grads). The gradients reaching an
+ * encoder output from its two consumers (the next Down's max-pool and the Up's skip concat) meet
+ * in the max-pool backward task. In a spatial run each shard accumulates its slabs' contributions into its own gradient arena (shard 0
  * also gets the GroupNorm parameters' full-volume gradients); the all-reduce sums the arenas. The
  * optimizer runs on every rank, on its own replica of the parameters. */
 #include "graph_internal.h"
@@ -41,11 +42,11 @@ static void conv3_backward_data(sf_graph *g, sf_tensor *dx, sf_tensor *dy, sf_te
 static void conv3_backward_weights(sf_graph *g, sf_tensor *dy, sf_tensor *x, int w, int cin, int cout, int k)
 {
   int t = g->split_taps[w];
-  if (t) { /* two tap blocks of the gradient, each its own COMMUTE accumulation (graph.c) */
-    insert_task_conv3d_backward_weights_taps(LOW, SF_ACC_COMMUTE, g->split_grad[2 * w], 0, t, sf_tensor_lo(x, k),
-                                             x->slab[k], sf_tensor_hi(x, k), dy->slab[k], x->H, x->W, cin, cout);
-    insert_task_conv3d_backward_weights_taps(LOW, SF_ACC_COMMUTE, g->split_grad[2 * w + 1], t, 27, sf_tensor_lo(x, k),
-                                             x->slab[k], sf_tensor_hi(x, k), dy->slab[k], x->H, x->W, cin, cout);
+  if (t) { /* two tap blocks of the gradient, taps [0,t) and [t,27), each its own COMMUTE accumulation */
+    for (int b = 0; b < 2; b++)
+      insert_task_conv3d_backward_weights_taps(LOW, SF_ACC_COMMUTE, g->split_grad[2 * w + b], b ? t : 0, b ? 27 : t,
+                                               sf_tensor_lo(x, k), x->slab[k], sf_tensor_hi(x, k), dy->slab[k], x->H,
+                                               x->W, cin, cout);
     return;
   }
   insert_task_conv3d_backward_weights(LOW, grad_acc(g, w), grad_dst(g, w, k), sf_tensor_lo(x, k), x->slab[k],
@@ -98,7 +99,7 @@ void sf_graph_submit_backward(sf_graph *g)
   const int *ch = g->u->channels;
   for (int q = 0; q < g->spatial; q++)
     for (int p = 0; p < g->P; p++) {
-      if (g->split_taps[p]) { /* the row blocks stand for the gradient until the end of the pass */
+      if (g->split_taps[p]) { /* the two tap blocks stand for the gradient until the end of the pass */
         sf_vector_split_submit(g->hg[p], &g->split_grad[2 * p]);
         insert_task_zero(LOW, g->split_grad[2 * p]);
         insert_task_zero(LOW, g->split_grad[2 * p + 1]);
