@@ -4,16 +4,17 @@
 # train_stats.csv; restart.sh resumes it, replaces that row with the finished epoch's, and
 # (more_determinism: 1) the result and the CSV equal an uninterrupted run bitwise.
 source "$(dirname "$0")/lib.sh"
-# 30 volumes: 21 training, 9 validation per epoch
-DET=(--set n_instances_used_per_fractal=30 --set more_determinism=1 --set checkpoint_interval=1 --set epochs=6)
+# 60 volumes: 42 training, 18 validation per epoch (training steps dominate the epoch, so most
+# signals land inside one rather than in the checkpoint write between epochs)
+DET=(--set n_instances_used_per_fractal=60 --set more_determinism=1 --set checkpoint_interval=1 --set epochs=6)
 
 bench "${DET[@]}" --set "base_run_dir=$T/a" >"$T/a.log" 2>&1 || die "uninterrupted run failed: $(cat "$T/a.log")"
 A=$(run_dir_of "$T/a")
 
 # not through the bench function: $! must be scaffold itself, not a subshell. A signal that lands
 # between epochs (before the next epoch's first step) legitimately writes no partial row; the
-# interruption is retried with a longer delay until it lands inside an epoch (3 tries).
-for delay in 0.2 0.35 0.5; do
+# interruption is retried with another delay until it lands inside an epoch (6 tries).
+for delay in 0.2 0.35 0.5 0.27 0.42 0.6; do
   rm -rf "$T/b"
   "$SF_BINARY" benchmark -c "$CFG" "${COMMON[@]}" "${DET[@]}" --set "base_run_dir=$T/b" >"$T/b.log" 2>&1 &
   pid=$!
