@@ -1,4 +1,5 @@
-/* 3x3x3 convolution (padding 1, stride 1, no bias) as implicit GEMM with OpenBLAS, NDHWC. col() is
+/* 3x3x3 convolution (padding 1, stride 1, no bias) as implicit GEMM with OpenBLAS, NDHWC; forward and
+ * dX hand over to the direct AVX-512 kernel (conv3d_direct.c) where sf_conv3d_direct_wins. col() is
  * im2col: row v holds the 27 neighbours of voxel v, ordered (kd,kh,kw,c) like the weights.
  *   forward: y[v][Cout] = col(x)[v][27*Cin] . w[27*Cin][Cout]
  *   dX:      dx[v][Cin] = col(dy)[v][27*Cout] . w'[27*Cout][Cin], w'[k][co][ci] = w[26-k][ci][co]: a
@@ -116,6 +117,10 @@ static void conv_gemm(float *y, const float *lo, const float *x, const float *hi
 void sf_conv3d_forward_blas(float *y, const float *x_lo, const float *x, const float *x_hi,
                             const float *w, int nd, int H, int W, int Cin, int Cout)
 {
+  if (sf_conv3d_direct_wins(W, Cout)) {
+    sf_conv3d_forward_direct(y, x_lo, x, x_hi, w, nd, H, W, Cin, Cout);
+    return;
+  }
   conv_gemm(y, x_lo, x, x_hi, w, NULL, nd, H, W, Cin, Cout);
 }
 
@@ -149,6 +154,10 @@ static void dx_scatter(float *dx, const float *g, int e0, int ne, const float *w
 void sf_conv3d_backward_data_blas(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,
                                   const float *w, int nd, int H, int W, int Cin, int Cout)
 {
+  if (sf_conv3d_direct_wins(W, Cin)) {
+    sf_conv3d_backward_data_direct(dx, dy_lo, dy, dy_hi, w, nd, H, W, Cin, Cout);
+    return;
+  }
   if (Cin < SF_CONV_DX_SCATTER_CIN && Cout >= SF_CONV_DX_SCATTER_COUT) {
     memset(dx, 0, sizeof(float) * nd * H * W * Cin);
     if (dy_lo) dx_scatter(dx, dy_lo, -1, 1, w, nd, H, W, Cin, Cout);

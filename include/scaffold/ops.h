@@ -31,6 +31,17 @@ void sf_conv3d_forward_ref(float *y, const float *x_lo, const float *x, const fl
                            const float *w, int nd, int H, int W, int Cin, int Cout);
 void sf_conv3d_forward_blas(float *y, const float *x_lo, const float *x, const float *x_hi,
                             const float *w, int nd, int H, int W, int Cin, int Cout);
+/* Direct AVX-512 kernels (no im2col; codelets/cpu/conv3d_direct.c), which _blas dispatches to where
+ * they are faster (sf_conv3d_direct_wins). Need sf_conv3d_direct_available(): an AVX-512 CPU, and
+ * SF_CONV_DIRECT not set to 0 (the switch for A/B runs); the forward needs Cout % 16 == 0, dX
+ * Cin % 16 == 0. Same arguments as the _ref/_blas kernels. */
+int sf_conv3d_direct_available(void);
+/* Whether the direct kernel computes a conv producing `nout` channels faster than im2col + sgemm */
+int sf_conv3d_direct_wins(int W, int nout);
+void sf_conv3d_forward_direct(float *y, const float *x_lo, const float *x, const float *x_hi,
+                              const float *w, int nd, int H, int W, int Cin, int Cout);
+void sf_conv3d_backward_data_direct(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,
+                                    const float *w, int nd, int H, int W, int Cin, int Cout);
 /* dx: (nd,H,W,Cin) written. dy, dy_lo, dy_hi: output-gradient planes d0..d0+nd-1, d0-1, d0+nd
  * (NULL at the faces). */
 void sf_conv3d_backward_data_ref(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,

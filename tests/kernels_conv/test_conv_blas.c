@@ -5,9 +5,12 @@
  * with a rearranged weight copy; gather with one GEMM per tap for >= 256 output channels; scatter
  * for few input and many output channels) and both dW GEMM orientations. Weight/bias gradients
  * start from a random non-zero accumulator, so the += contract is checked too. Also checks that
- * the workspace stays bounded on a volume whose unchunked im2col would be far larger. */
+ * the workspace stays bounded on a volume whose unchunked im2col would be far larger. The direct
+ * AVX-512 kernels, which _blas dispatches to where they win, are checked on their own too; CTest
+ * runs the test a second time with SF_CONV_DIRECT=0 so the im2col path keeps its coverage. */
 #include <cblas.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "convtest.h"
 #include "scaffold/ops.h"
@@ -121,6 +124,54 @@ static void check_up(int nd, int H, int W, int Ci, int Co, uint64_t s)
   free(dxr), free(dxb), free(dwr), free(dwb), free(dbr), free(dbb);
 }
 
+/* The direct AVX-512 kernels called explicitly (whatever the dispatch thresholds), forward for
+ * Co % 16 == 0 and dX for Ci % 16 == 0: row lengths that split into uneven register blocks, a last
+ * channel block of 16, odd input channel counts, and every halo combination. */
+static void check_direct(int nd, int H, int W, int Ci, int Co, int lo, int hi, uint64_t s)
+{
+  char tag[96], nm[160];
+  snprintf(tag, sizeof tag, "direct conv3d %dx%dx%d %d->%d halo %s/%s", nd, H, W, Ci, Co, lo ? "lo" : "-",
+           hi ? "hi" : "-");
+  size_t pl_x = (size_t)H * W * Ci, pl_y = (size_t)H * W * Co, nw = (size_t)27 * Ci * Co;
+  float *x = ct_rand(nd * pl_x, s), *xlo = lo ? ct_rand(pl_x, s + 1) : NULL, *xhi = hi ? ct_rand(pl_x, s + 2) : NULL;
+  float *dy = ct_rand(nd * pl_y, s + 3), *dylo = lo ? ct_rand(pl_y, s + 4) : NULL;
+  float *dyhi = hi ? ct_rand(pl_y, s + 5) : NULL, *w = ct_rand(nw, s + 6);
+  if (Co % 16 == 0) {
+    float *yr = ct_zeros(nd * pl_y), *yd = ct_rand(nd * pl_y, 99);
+    sf_conv3d_forward_ref(yr, xlo, x, xhi, w, nd, H, W, Ci, Co);
+    sf_conv3d_forward_direct(yd, xlo, x, xhi, w, nd, H, W, Ci, Co);
+    snprintf(nm, sizeof nm, "%s forward", tag);
+    sf_check_close_f(nm, yd, yr, nd * pl_y, RTOL);
+    free(yr), free(yd);
+  }
+  if (Ci % 16 == 0) {
+    float *dxr = ct_zeros(nd * pl_x), *dxd = ct_rand(nd * pl_x, 98);
+    sf_conv3d_backward_data_ref(dxr, dylo, dy, dyhi, w, nd, H, W, Ci, Co);
+    sf_conv3d_backward_data_direct(dxd, dylo, dy, dyhi, w, nd, H, W, Ci, Co);
+    snprintf(nm, sizeof nm, "%s dX", tag);
+    sf_check_close_f(nm, dxd, dxr, nd * pl_x, RTOL);
+    free(dxr), free(dxd);
+  }
+  free(x), free(xlo), free(xhi), free(dy), free(dylo), free(dyhi), free(w);
+}
+
+static void check_direct_all(void)
+{
+  if (!sf_conv3d_direct_available()) {
+    const char *env = getenv("SF_CONV_DIRECT");
+    printf("skip direct AVX-512 conv3d kernels: %s\n",
+           env && !strcmp(env, "0") ? "SF_CONV_DIRECT=0 (this run checks the im2col path)"
+                                    : "this CPU has no AVX-512");
+    return;
+  }
+  check_direct(3, 5, 7, 16, 32, 1, 1, 300);   /* one block of 7 voxels per row */
+  check_direct(2, 4, 13, 5, 48, 0, 1, 310);   /* 13 = 7 + 6; channels 32 + a last 16 */
+  check_direct(4, 3, 25, 32, 16, 1, 0, 320);  /* 25 = 9 + 8 + 8 */
+  check_direct(1, 1, 1, 16, 16, 0, 0, 330);   /* a single voxel */
+  check_direct(2, 2, 12, 48, 80, 1, 1, 340);  /* exactly one full block; 80 = 32 + 32 + 16 */
+  check_direct(5, 6, 24, 3, 32, 0, 0, 350);   /* few input channels (the network's first conv) */
+}
+
 /* A 32x32x32 slab with 16 channels: unchunked im2col would need 32768*432*4 B = 54 MiB. */
 static void check_workspace_bound(void)
 {
@@ -168,6 +219,9 @@ int main(void)
   check_up(3, 4, 5, 32, 16, 220);
   check_up(8, 12, 11, 8, 4, 230); /* 1056 voxels: two chunks */
 
+  check_conv3(3, 7, 12, 32, 48, 1, 1, 99);  /* dispatched to the direct kernels where available */
+
+  check_direct_all();
   check_workspace_bound();
   return sf_test_end();
 }
