@@ -1,5 +1,5 @@
-/* 3x3x3 convolution (padding 1, stride 1, no bias) as implicit GEMM with OpenBLAS, NDHWC; forward and
- * dX hand over to the direct AVX-512 kernel (conv3d_direct.c) where sf_conv3d_direct_wins. col() is
+/* 3x3x3 convolution (padding 1, stride 1, no bias) as implicit GEMM with OpenBLAS, NDHWC; every
+ * direction hands over to the direct AVX-512 kernels (conv3d_direct*.c) where they win. col() is
  * im2col: row v holds the 27 neighbours of voxel v, ordered (kd,kh,kw,c) like the weights.
  *   forward: y[v][Cout] = col(x)[v][27*Cin] . w[27*Cin][Cout]
  *   dX:      dx[v][Cin] = col(dy)[v][27*Cout] . w'[27*Cout][Cin], w'[k][co][ci] = w[26-k][ci][co]: a
@@ -212,6 +212,10 @@ void sf_conv3d_backward_weights_taps_blas(float *dw, int t0, int t1, const float
   size_t nvox = (size_t)nd * H * W, K = (size_t)(t1 - t0) * Cin;
   SF_ASSERT(0 <= t0 && t0 <= t1 && t1 <= 27 && Cout >= SF_CONV_DW_T_COUT);
   if (nvox == 0 || K == 0) return;
+  if (sf_conv3d_direct_dw_wins(W, Cout)) {
+    sf_conv3d_backward_weights_taps_direct(dw, t0, t1, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout);
+    return;
+  }
   int rows = chunk_rows((size_t)27 * Cin, nvox); /* the chunk of a whole-matrix call: same GEMM shape */
   float *col = sf_workspace_floats(0, (size_t)rows * K);
   for (size_t v0 = 0; v0 < nvox; v0 += rows) {
@@ -228,6 +232,10 @@ void sf_conv3d_backward_weights_blas(float *dw, const float *x_lo, const float *
 {
   size_t nvox = (size_t)nd * H * W, K = (size_t)27 * Cin;
   if (nvox == 0) return;
+  if (sf_conv3d_direct_dw_wins(W, Cout)) {
+    sf_conv3d_backward_weights_direct(dw, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout);
+    return;
+  }
   int rows = chunk_rows(K, nvox), transposed = Cout < SF_CONV_DW_T_COUT;
   float *col = sf_workspace_floats(0, (size_t)rows * K);
   float *dwt = transposed ? sf_workspace_floats(1, (size_t)Cout * K) : NULL; /* (Cout, 27*Cin) */

@@ -9,7 +9,8 @@
  * Input planes are copied once into a ring of three W-padded planes (a zero voxel at each end of a
  * row), so the kw taps never test borders; rows outside the volume (h or d) are skipped whole.
  * The CPU is checked at run time (__builtin_cpu_supports), so the file builds everywhere and
- * sf_conv3d_direct_available() says whether it may be called. */
+ * sf_conv3d_direct_available() says whether it may be called. The weight gradient's kernel is in
+ * conv3d_direct_dw.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,13 +18,10 @@
 #include "scaffold/ops.h"
 #include "scaffold/workspace.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define SF_HAVE_DIRECT 1
-#define SF_AVX512 __attribute__((target("avx512f,fma")))
-#define SF_DIRECT_RING_SLOT 2 /* slots 0 and 1 belong to the im2col kernels */
+#include "conv3d_direct_internal.h"
+
+#if SF_HAVE_DIRECT
 #define SF_DIRECT_PACK_SLOT 3
-#define SF_DIRECT_MAX_R 12
 
 /* One register block: y[r][0 .. 16*NV) for r < R (y already offset to the block's first channel,
  * rows Cout apart), rows[t9] the padded input row of tap (kd,kh) = (t9/3, t9%3) at this output row
@@ -95,6 +93,18 @@ static void pad_plane(float *dst, const float *src, int H, int W, int C)
   }
 }
 
+void sf_direct_ring_planes(const float *pl[3], float *ring, int held[3], int d, const float *lo, const float *x,
+                           const float *hi, int nd, int H, int W, int C)
+{
+  size_t plane = (size_t)H * W * C, pplane = (size_t)H * (W + 2) * C;
+  for (int kd = 0; kd < 3; kd++) {
+    int e = d + kd - 1, s = (e + 3) % 3;
+    const float *src = e < 0 ? lo : e >= nd ? hi : x + (size_t)e * plane;
+    pl[kd] = src ? ring + (size_t)s * pplane : NULL;
+    if (src && held[s] != e) pad_plane(ring + (size_t)s * pplane, src, H, W, C), held[s] = e;
+  }
+}
+
 /* wp: weights regrouped by output-channel block, so that a register block streams its weights
  * sequentially: block b (output channels [32b, 32b+nb), nb = 32 or a last 16) is (27*K, nb)
  * contiguous at wp + 27*K*32b, K the input channels of the convolution being run.
@@ -134,19 +144,14 @@ int sf_conv3d_direct_available(void)
 static void direct_conv(float *y, const float *x_lo, const float *x, const float *x_hi, const float *wpk, int nd,
                         int H, int W, int Cin, int Cout)
 {
-  size_t plane = (size_t)H * W * Cin, prow = (size_t)(W + 2) * Cin, pplane = (size_t)H * prow;
-  float *ring = sf_workspace_floats(SF_DIRECT_RING_SLOT, 3 * pplane);
+  size_t prow = (size_t)(W + 2) * Cin;
+  float *ring = sf_workspace_floats(SF_DIRECT_RING_SLOT, 3 * H * prow);
   /* balanced tiles along a row: ceil(W/12) tiles of W/ntiles voxels, the first W%ntiles one longer */
   int ntiles = (W + SF_DIRECT_MAX_R - 1) / SF_DIRECT_MAX_R, tbase = W / ntiles, tlong = W % ntiles;
   int held[3] = {-2, -2, -2}; /* input plane (slab-relative, -1..nd) in each ring slot */
   for (int d = 0; d < nd; d++) {
-    const float *pl[3]; /* padded planes d-1, d, d+1, or NULL outside the volume */
-    for (int kd = 0; kd < 3; kd++) {
-      int e = d + kd - 1, s = (e + 3) % 3;
-      const float *src = e < 0 ? x_lo : e >= nd ? x_hi : x + (size_t)e * plane;
-      pl[kd] = src ? ring + (size_t)s * pplane : NULL;
-      if (src && held[s] != e) pad_plane(ring + (size_t)s * pplane, src, H, W, Cin), held[s] = e;
-    }
+    const float *pl[3];
+    sf_direct_ring_planes(pl, ring, held, d, x_lo, x, x_hi, nd, H, W, Cin);
     for (int h = 0; h < H; h++) {
       const float *rows[9];
       for (int t9 = 0; t9 < 9; t9++) {
@@ -207,8 +212,19 @@ void sf_conv3d_backward_data_direct(float *dx, const float *dy_lo, const float *
  * up it ran at 102-122 against 78-92 (1 thread, this EPYC). */
 #define SF_CONV_DIRECT_MIN_W 8
 #endif
+#ifndef SF_CONV_DIRECT_DW_MIN_W
+/* The weight gradient is read and written once per group of rows of one plane, so small planes make
+ * it stream the whole gradient for few voxels: 8^3 x 256 ran at 77 GFLOP/s against 90; from 16^2
+ * planes up at 106-116 against 81-93. */
+#define SF_CONV_DIRECT_DW_MIN_W 16
+#endif
 
 int sf_conv3d_direct_wins(int W, int nout)
 {
   return nout % 16 == 0 && W >= SF_CONV_DIRECT_MIN_W && sf_conv3d_direct_available();
+}
+
+int sf_conv3d_direct_dw_wins(int W, int Cout)
+{
+  return Cout % 16 == 0 && W >= SF_CONV_DIRECT_DW_MIN_W && sf_conv3d_direct_available();
 }

@@ -31,17 +31,25 @@ void sf_conv3d_forward_ref(float *y, const float *x_lo, const float *x, const fl
                            const float *w, int nd, int H, int W, int Cin, int Cout);
 void sf_conv3d_forward_blas(float *y, const float *x_lo, const float *x, const float *x_hi,
                             const float *w, int nd, int H, int W, int Cin, int Cout);
-/* Direct AVX-512 kernels (no im2col; codelets/cpu/conv3d_direct.c), which _blas dispatches to where
+/* Direct AVX-512 kernels (no im2col; codelets/cpu/conv3d_direct*.c), which _blas dispatches to where
  * they are faster (sf_conv3d_direct_wins). Need sf_conv3d_direct_available(): an AVX-512 CPU, and
  * SF_CONV_DIRECT not set to 0 (the switch for A/B runs); the forward needs Cout % 16 == 0, dX
  * Cin % 16 == 0. Same arguments as the _ref/_blas kernels. */
 int sf_conv3d_direct_available(void);
-/* Whether the direct kernel computes a conv producing `nout` channels faster than im2col + sgemm */
+/* Whether the direct kernel computes a conv producing `nout` channels (forward: Cout, dX: Cin), or
+ * a weight gradient, faster than im2col + sgemm, on rows of W voxels */
 int sf_conv3d_direct_wins(int W, int nout);
+int sf_conv3d_direct_dw_wins(int W, int Cout);
 void sf_conv3d_forward_direct(float *y, const float *x_lo, const float *x, const float *x_hi,
                               const float *w, int nd, int H, int W, int Cin, int Cout);
 void sf_conv3d_backward_data_direct(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,
                                     const float *w, int nd, int H, int W, int Cin, int Cout);
+/* weight gradients (accumulated), Cout % 16 == 0: all taps, or the rows of taps [t0, t1) */
+void sf_conv3d_backward_weights_direct(float *dw, const float *x_lo, const float *x, const float *x_hi,
+                                       const float *dy, int nd, int H, int W, int Cin, int Cout);
+void sf_conv3d_backward_weights_taps_direct(float *dw, int t0, int t1, const float *x_lo, const float *x,
+                                            const float *x_hi, const float *dy, int nd, int H, int W, int Cin,
+                                            int Cout);
 /* dx: (nd,H,W,Cin) written. dy, dy_lo, dy_hi: output-gradient planes d0..d0+nd-1, d0-1, d0+nd
  * (NULL at the faces). */
 void sf_conv3d_backward_data_ref(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,

@@ -124,8 +124,8 @@ static void check_up(int nd, int H, int W, int Ci, int Co, uint64_t s)
   free(dxr), free(dxb), free(dwr), free(dwb), free(dbr), free(dbb);
 }
 
-/* The direct AVX-512 kernels called explicitly (whatever the dispatch thresholds), forward for
- * Co % 16 == 0 and dX for Ci % 16 == 0: row lengths that split into uneven register blocks, a last
+/* The direct AVX-512 kernels called explicitly (whatever the dispatch thresholds), forward and dW
+ * (whole and as two tap blocks) for Co % 16 == 0 and dX for Ci % 16 == 0: row lengths that split into uneven register blocks, a last
  * channel block of 16, odd input channel counts, and every halo combination. */
 static void check_direct(int nd, int H, int W, int Ci, int Co, int lo, int hi, uint64_t s)
 {
@@ -135,7 +135,19 @@ static void check_direct(int nd, int H, int W, int Ci, int Co, int lo, int hi, u
   size_t pl_x = (size_t)H * W * Ci, pl_y = (size_t)H * W * Co, nw = (size_t)27 * Ci * Co;
   float *x = ct_rand(nd * pl_x, s), *xlo = lo ? ct_rand(pl_x, s + 1) : NULL, *xhi = hi ? ct_rand(pl_x, s + 2) : NULL;
   float *dy = ct_rand(nd * pl_y, s + 3), *dylo = lo ? ct_rand(pl_y, s + 4) : NULL;
-  float *dyhi = hi ? ct_rand(pl_y, s + 5) : NULL, *w = ct_rand(nw, s + 6);
+  float *dyhi = hi ? ct_rand(pl_y, s + 5) : NULL, *w = ct_rand(nw, s + 6), *dw0 = ct_rand(nw, s + 7);
+  if (Co % 16 == 0) {
+    float *dwr = ct_copy(dw0, nw), *dwd = ct_copy(dw0, nw), *dws = ct_copy(dw0, nw);
+    sf_conv3d_backward_weights_ref(dwr, xlo, x, xhi, dy, nd, H, W, Ci, Co);
+    sf_conv3d_backward_weights_direct(dwd, xlo, x, xhi, dy, nd, H, W, Ci, Co);
+    snprintf(nm, sizeof nm, "%s dW (accumulated)", tag);
+    sf_check_close_f(nm, dwd, dwr, nw, RTOL);
+    sf_conv3d_backward_weights_taps_direct(dws, 0, 14, xlo, x, xhi, dy, nd, H, W, Ci, Co);
+    sf_conv3d_backward_weights_taps_direct(dws + (size_t)14 * Ci * Co, 14, 27, xlo, x, xhi, dy, nd, H, W, Ci, Co);
+    snprintf(nm, sizeof nm, "%s dW taps [0,14) + [14,27)", tag);
+    sf_check_close_f(nm, dws, dwr, nw, RTOL);
+    free(dwr), free(dwd), free(dws);
+  }
   if (Co % 16 == 0) {
     float *yr = ct_zeros(nd * pl_y), *yd = ct_rand(nd * pl_y, 99);
     sf_conv3d_forward_ref(yr, xlo, x, xhi, w, nd, H, W, Ci, Co);
@@ -152,7 +164,7 @@ static void check_direct(int nd, int H, int W, int Ci, int Co, int lo, int hi, u
     sf_check_close_f(nm, dxd, dxr, nd * pl_x, RTOL);
     free(dxr), free(dxd);
   }
-  free(x), free(xlo), free(xhi), free(dy), free(dylo), free(dyhi), free(w);
+  free(x), free(xlo), free(xhi), free(dy), free(dylo), free(dyhi), free(w), free(dw0);
 }
 
 static void check_direct_all(void)
@@ -170,6 +182,8 @@ static void check_direct_all(void)
   check_direct(1, 1, 1, 16, 16, 0, 0, 330);   /* a single voxel */
   check_direct(2, 2, 12, 48, 80, 1, 1, 340);  /* exactly one full block; 80 = 32 + 32 + 16 */
   check_direct(5, 6, 24, 3, 32, 0, 0, 350);   /* few input channels (the network's first conv) */
+  check_direct(2, 70, 4, 16, 16, 1, 1, 360);  /* dW: 70 rows = row groups of 64 + 6 */
+  check_direct(3, 4, 20, 25, 32, 0, 1, 370);  /* dW: 25 input channels = blocks of 9 + 8 + 8 */
 }
 
 /* A 32x32x32 slab with 16 channels: unchunked im2col would need 32768*432*4 B = 54 MiB. */
@@ -219,7 +233,8 @@ int main(void)
   check_up(3, 4, 5, 32, 16, 220);
   check_up(8, 12, 11, 8, 4, 230); /* 1056 voxels: two chunks */
 
-  check_conv3(3, 7, 12, 32, 48, 1, 1, 99);  /* dispatched to the direct kernels where available */
+  check_conv3(3, 7, 12, 32, 48, 1, 1, 99);  /* forward and dX dispatched to the direct kernels */
+  check_conv3(2, 5, 17, 16, 32, 0, 1, 93);  /* all three directions dispatched to the direct kernels */
 
   check_direct_all();
   check_workspace_bound();
