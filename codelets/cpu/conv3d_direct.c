@@ -105,26 +105,21 @@ void sf_direct_ring_planes(const float *pl[3], float *ring, int held[3], int d, 
   }
 }
 
-/* wp: weights regrouped by output-channel block, so that a register block streams its weights
- * sequentially: block b (output channels [32b, 32b+nb), nb = 32 or a last 16) is (27*K, nb)
- * contiguous at wp + 27*K*32b, K the input channels of the convolution being run.
- * Forward (flip == 0): wp[k][c][j] = w[k][c][32b+j], w: (27, Cin=K, Cout).
- * dX (flip == 1), a forward conv of dy: wp[k][co][j] = w[26-k][32b+j][co], w: (27, Cin, Cout=K), the
+/* wp: (27*K, nb) = the weights of output channels [c0, c0+nb) (nb = 32 or 16), contiguous so a
+ * register block streams them sequentially; K is the input channel count of the conv being run.
+ * Forward (flip == 0): wp[k][c][j] = w[k][c][c0+j], w: (27, Cin=K, Cout).
+ * dX (flip == 1), a forward conv of dy: wp[k][co][j] = w[26-k][c0+j][co], w: (27, Cin, Cout=K), the
  *   taps mirrored and the channels transposed. */
-static void pack_weights(float *wp, const float *w, int Cin, int Cout, int flip)
+static void pack_weights(float *wp, const float *w, int Cin, int Cout, int flip, int c0, int nb)
 {
-  int K = flip ? Cout : Cin, N = flip ? Cin : Cout;
-  for (int c0 = 0; c0 < N; c0 += 32) {
-    int nb = N - c0 >= 32 ? 32 : 16;
-    float *dst = wp + (size_t)27 * K * c0;
-    for (int k = 0; k < 27; k++) {
-      const float *src = w + (size_t)(flip ? 26 - k : k) * Cin * Cout;
-      for (int c = 0; c < K; c++, dst += nb)
-        if (!flip)
-          memcpy(dst, src + (size_t)c * Cout + c0, sizeof(float) * nb);
-        else
-          for (int j = 0; j < nb; j++) dst[j] = src[(size_t)(c0 + j) * Cout + c];
-    }
+  int K = flip ? Cout : Cin;
+  for (int k = 0; k < 27; k++) {
+    const float *src = w + (size_t)(flip ? 26 - k : k) * Cin * Cout;
+    for (int c = 0; c < K; c++, wp += nb)
+      if (!flip)
+        memcpy(wp, src + (size_t)c * Cout + c0, sizeof(float) * nb);
+      else
+        for (int j = 0; j < nb; j++) wp[j] = src[(size_t)(c0 + j) * Cout + c];
   }
 }
 
@@ -140,31 +135,36 @@ int sf_conv3d_direct_available(void)
   return avail;
 }
 
-/* y: (nd,H,W,Cout) = conv of x: (nd,H,W,Cin) with halo planes x_lo/x_hi (NULL = zero), packed weights wpk */
-static void direct_conv(float *y, const float *x_lo, const float *x, const float *x_hi, const float *wpk, int nd,
-                        int H, int W, int Cin, int Cout)
+/* y: (nd,H,W,N) = conv of x: (nd,H,W,K) with halo planes x_lo/x_hi (NULL = zero), where
+ * (K, N) = (Cin, Cout) for the forward (flip 0) and (Cout, Cin) for dX (flip 1, x = dy, y = dx).
+ * One block of 32 output channels at a time, so only that block's weights are packed (27*K*32
+ * floats: 1.7 MiB at 512 channels, where packing all would take 57 MiB per worker). */
+static void direct_conv(float *y, const float *x_lo, const float *x, const float *x_hi, const float *w, int nd,
+                        int H, int W, int Cin, int Cout, int flip)
 {
-  size_t prow = (size_t)(W + 2) * Cin;
+  int K = flip ? Cout : Cin, N = flip ? Cin : Cout;
+  size_t prow = (size_t)(W + 2) * K;
   float *ring = sf_workspace_floats(SF_DIRECT_RING_SLOT, 3 * H * prow);
+  float *wb = sf_workspace_floats(SF_DIRECT_PACK_SLOT, (size_t)27 * K * 32);
   /* balanced tiles along a row: ceil(W/12) tiles of W/ntiles voxels, the first W%ntiles one longer */
   int ntiles = (W + SF_DIRECT_MAX_R - 1) / SF_DIRECT_MAX_R, tbase = W / ntiles, tlong = W % ntiles;
-  int held[3] = {-2, -2, -2}; /* input plane (slab-relative, -1..nd) in each ring slot */
-  for (int d = 0; d < nd; d++) {
-    const float *pl[3];
-    sf_direct_ring_planes(pl, ring, held, d, x_lo, x, x_hi, nd, H, W, Cin);
-    for (int h = 0; h < H; h++) {
-      const float *rows[9];
-      for (int t9 = 0; t9 < 9; t9++) {
-        int kd = t9 / 3, hh = h + t9 % 3 - 1;
-        rows[t9] = (pl[kd] && hh >= 0 && hh < H) ? pl[kd] + (size_t)hh * prow : NULL;
-      }
-      float *yrow = y + ((size_t)d * H + h) * W * Cout;
-      for (int co = 0; co < Cout; co += 32) {
-        int nv = Cout - co >= 32 ? 2 : 1;
-        const float *wb = wpk + (size_t)27 * Cin * co;
+  for (int co = 0; co < N; co += 32) {
+    int nv = N - co >= 32 ? 2 : 1;
+    pack_weights(wb, w, Cin, Cout, flip, co, 16 * nv);
+    int held[3] = {-2, -2, -2}; /* input plane (slab-relative, -1..nd) in each ring slot */
+    for (int d = 0; d < nd; d++) {
+      const float *pl[3];
+      sf_direct_ring_planes(pl, ring, held, d, x_lo, x, x_hi, nd, H, W, K);
+      for (int h = 0; h < H; h++) {
+        const float *rows[9];
+        for (int t9 = 0; t9 < 9; t9++) {
+          int kd = t9 / 3, hh = h + t9 % 3 - 1;
+          rows[t9] = (pl[kd] && hh >= 0 && hh < H) ? pl[kd] + (size_t)hh * prow : NULL;
+        }
+        float *yrow = y + ((size_t)d * H + h) * W * N + co;
         for (int t = 0, x0 = 0; t < ntiles; t++) {
           int r = tbase + (t < tlong);
-          tiles[nv - 1][r - 1](yrow + (size_t)x0 * Cout + co, rows, x0, wb, Cin, Cout);
+          tiles[nv - 1][r - 1](yrow + (size_t)x0 * N, rows, x0, wb, K, N);
           x0 += r;
         }
       }
@@ -176,18 +176,14 @@ void sf_conv3d_forward_direct(float *y, const float *x_lo, const float *x, const
                               int H, int W, int Cin, int Cout)
 {
   SF_ASSERT(Cout % 16 == 0 && sf_conv3d_direct_available());
-  float *wpk = sf_workspace_floats(SF_DIRECT_PACK_SLOT, (size_t)27 * Cin * Cout);
-  pack_weights(wpk, w, Cin, Cout, 0);
-  direct_conv(y, x_lo, x, x_hi, wpk, nd, H, W, Cin, Cout);
+  direct_conv(y, x_lo, x, x_hi, w, nd, H, W, Cin, Cout, 0);
 }
 
 void sf_conv3d_backward_data_direct(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,
                                     const float *w, int nd, int H, int W, int Cin, int Cout)
 {
   SF_ASSERT(Cin % 16 == 0 && sf_conv3d_direct_available());
-  float *wpk = sf_workspace_floats(SF_DIRECT_PACK_SLOT, (size_t)27 * Cin * Cout);
-  pack_weights(wpk, w, Cin, Cout, 1);
-  direct_conv(dx, dy_lo, dy, dy_hi, wpk, nd, H, W, Cout, Cin);
+  direct_conv(dx, dy_lo, dy, dy_hi, w, nd, H, W, Cin, Cout, 1);
 }
 
 #else /* not x86-64 GCC/Clang: never available */
