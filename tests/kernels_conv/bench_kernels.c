@@ -1,4 +1,5 @@
-/* Kernel benchmark (not a test): GFLOP/s of the _blas convolution kernels (forward, dX, dW) at
+/* Kernel benchmark (not a test): GFLOP/s of the _blas convolution kernels (forward, dX, dW; the 3x3x3
+ * ones dispatch to the direct AVX-512 kernels where those win, SF_CONV_DIRECT=0 forces im2col) at
  * ScaFFold U-Net layer shapes, next to cblas_sgemm on a 2048^3 square product measured in the same
  * run, all on one thread. Prints a table with each figure as a percentage of that sgemm.
  * Usage: bench_kernels [--quick] [--reps N]   (--quick: base-8 shapes; default: base-64 shapes)
@@ -28,6 +29,7 @@ static const shape base64[] = {
     {"ps5 up3.conv1     32^3", CONV3, 32, 32, 32, 128, 64},
     {"ps6 inc.conv2 64^3 slab 8", CONV3, 8, 64, 64, 64, 64},
     {"ps6 down1         32^3", CONV3, 32, 32, 32, 128, 128},
+    {"ps6 down3 8^3 (W 8)", CONV3, 8, 8, 8, 512, 512},
     {"ps5 up3.upconv 16^3->32^3", UPCONV, 16, 16, 16, 128, 64},
     {"ps5 outc (1x1x1)  32^3", CONV1, 32, 32, 32, 64, 6},
 };
@@ -140,6 +142,9 @@ int main(int argc, char **argv)
   const char *ct = getenv("OPENBLAS_CORETYPE");
   printf("OpenBLAS core %s (OPENBLAS_CORETYPE=%s), 1 thread, median of %d\n", openblas_get_corename(),
          ct ? ct : "unset", reps);
+  printf("3x3x3 conv: %s\n", sf_conv3d_direct_available()
+                                 ? "direct AVX-512 kernels where they win (rows >= 8 voxels; dW: >= 16), else im2col + sgemm"
+                                 : "im2col + sgemm everywhere (no AVX-512, or SF_CONV_DIRECT=0)");
   printf("cblas_sgemm 2048^3: %.1f GFLOP/s (= 100%%; median of %d samples between layers, spread %.1f-%.1f)\n\n",
          ref, ns, lo, hi);
   printf("%-27s %9s %10s | %15s | %15s | %15s\n", "layer (nd x H x W)", "Cin->Cout", "GFLOP/dir", "forward",
