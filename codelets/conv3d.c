@@ -71,10 +71,10 @@ static void conv3d_bwd_weights_taps_cpu(void *buffers[], void *cl_arg)
                                        sf_blk_nz(buffers[1]), a->H, a->W, a->Cin, a->Cout);
 }
 
-SF_CODELET(conv3d_fwd, openblas_v1, conv3d_fwd_cpu, sf_conv3d_fwd_cuda, sf_conv3d_fwd_opencl);
-SF_CODELET(conv3d_bwd_data, openblas_v1, conv3d_bwd_data_cpu, sf_conv3d_bwd_data_cuda, sf_conv3d_bwd_data_opencl);
-SF_CODELET(conv3d_bwd_weights, openblas_v1, conv3d_bwd_weights_cpu, sf_conv3d_bwd_weights_cuda, sf_conv3d_bwd_weights_opencl);
-SF_CODELET(conv3d_bwd_weights_taps, openblas_v1, conv3d_bwd_weights_taps_cpu, SF_NONE, SF_NONE);
+SF_CODELET(conv3d_fwd, avx512_openblas_v2, conv3d_fwd_cpu, sf_conv3d_fwd_cuda, sf_conv3d_fwd_opencl);
+SF_CODELET(conv3d_bwd_data, avx512_openblas_v2, conv3d_bwd_data_cpu, sf_conv3d_bwd_data_cuda, sf_conv3d_bwd_data_opencl);
+SF_CODELET(conv3d_bwd_weights, avx512_openblas_v2, conv3d_bwd_weights_cpu, sf_conv3d_bwd_weights_cuda, sf_conv3d_bwd_weights_opencl);
+SF_CODELET(conv3d_bwd_weights_taps, avx512_openblas_v2, conv3d_bwd_weights_taps_cpu, SF_NONE, SF_NONE);
 SF_OPENCL_CODELET(conv3d_fwd, SF_OCL_INEXACT);
 SF_OPENCL_CODELET(conv3d_bwd_data, SF_OCL_INEXACT);
 SF_OPENCL_CODELET(conv3d_bwd_weights, SF_OCL_INEXACT);
