@@ -79,13 +79,13 @@ double sf_graph_last_grad_norm(const sf_graph *g);
 double sf_graph_step_flops(const sf_graph *g);
 int sf_graph_nslabs(const sf_graph *g);
 /* The automatic slab count: 0 < result <= min(coarse_edge, SF_MAX_SLABS). With deterministic != 0
- * it depends on coarse_edge only (4); otherwise the smallest power of two >= 2 per worker (1 with
- * one worker), so slabs are even (the bottleneck edge is a power of two), doubled while a
- * full-resolution slab of fine_edge^3 voxels would hold more than SF_SLAB_MAX_VOXELS: finer tasks
- * balance the two workers better at each GroupNorm barrier once tasks last hundreds of ms
- * (ps 6 base 64: 8 slabs 3-4 % faster than 4; ps 5: 4 stays faster). fine_edge 0: no such rule. */
-#define SF_SLAB_MAX_VOXELS 49152
-int sf_graph_auto_slabs(int coarse_edge, int fine_edge, int nworkers, int deterministic);
+ * it depends on coarse_edge only (4); otherwise the smallest power of two >= the worker count (1
+ * with one worker), so slabs are even (the bottleneck edge is a power of two). One slab per worker
+ * since the direct convolution kernels: on 2 workers, alternating runs, 2 slabs were as fast or
+ * faster than 4 at every shape (ps 4 b8 3.42 vs 3.55 ms, ps 5 b8 25.9 vs 27.5 ms, ps 5 b16 55.4 vs
+ * 57.1 ms, ps 5 b64 0.688 vs 0.708 s) and than 8 at ps 6 b64 (6.80/6.83 vs 6.91/7.16 s): fewer,
+ * longer tasks cost less scheduling than the finer balance at each GroupNorm barrier gains. */
+int sf_graph_auto_slabs(int coarse_edge, int nworkers, int deterministic);
 /* One line: slabs, tasks per step, allocated bytes, reduction scheme. */
 void sf_graph_describe(const sf_graph *g, char *buf, size_t len);
 

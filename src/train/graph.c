@@ -17,18 +17,14 @@ const sf_topt sf_graph_opt_load = {.prio = 2};
 const sf_topt sf_graph_opt_crit = {.prio = 1};
 const sf_topt sf_graph_opt_low = {.prio = 0};
 
-int sf_graph_auto_slabs(int coarse_edge, int fine_edge, int nworkers, int deterministic)
+int sf_graph_auto_slabs(int coarse_edge, int nworkers, int deterministic)
 {
   int cap = coarse_edge < SF_MAX_SLABS ? coarse_edge : SF_MAX_SLABS;
   int s = 1;
-  if (deterministic) {
+  if (deterministic)
     s = 4; /* independent of the worker count, so the results are too */
-  } else if (nworkers > 1) {
-    while (s < 2 * nworkers) s *= 2; /* >= 2 slabs per worker; a power of two divides the 2^b edge evenly,
-                                      * so the slab tasks between two GroupNorm reductions are balanced */
-    double vox = (double)fine_edge * fine_edge * fine_edge;
-    while (2 * s <= cap && vox / s > SF_SLAB_MAX_VOXELS) s *= 2;
-  }
+  else
+    while (s < nworkers) s *= 2; /* a power of two divides the 2^b edge evenly */
   if (s > cap) s = cap;
   return s < 1 ? 1 : s;
 }
@@ -392,7 +388,7 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
     return NULL;
   }
   if (S == 0) {
-    S = sf_graph_auto_slabs(coarse, u->edge[0], (int)starpu_worker_get_count(), c->more_determinism != 0);
+    S = sf_graph_auto_slabs(coarse, (int)starpu_worker_get_count(), c->more_determinism != 0);
     int agreed[1] = {S}; /* ranks may have different worker counts; the slab plan must be one */
     sf_dist_allreduce_max(agreed, 1);
     S = agreed[0];
