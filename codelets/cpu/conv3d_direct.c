@@ -28,38 +28,20 @@
  * (NULL: outside the volume), x0 the first output voxel, wb: (27*Cin, 16*NV) the block's weights. */
 typedef void (*tile_fn)(float *y, const float *const *rows, int x0, const float *wb, int Cin, int Cout);
 
-SF_AVX512 static inline __attribute__((always_inline)) void tile_body(float *y, const float *const *rows, int x0,
-                                                                      const float *wb, int Cin, int Cout,
-                                                                      const int R, const int NV)
+SF_RB_INLINE void tile_body(float *y, const float *const *rows, int x0, const float *wb, int Cin, int Cout,
+                            const int R, const int NV)
 {
   __m512 acc[SF_DIRECT_MAX_R][2];
-#pragma GCC unroll 12
-  for (int r = 0; r < R; r++)
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; v++) acc[r][v] = _mm512_setzero_ps();
+  sf_rb_load(acc, NULL, 0, R, NV);
   for (int t9 = 0; t9 < 9; t9++) {
-    const float *src = rows[t9];
-    if (!src) continue;
+    if (!rows[t9]) continue;
     for (int kw = 0; kw < 3; kw++) {
-      const float *xp = src + (size_t)(x0 + kw) * Cin; /* padded index of voxel x0 + kw - 1 */
+      const float *xp = rows[t9] + (size_t)(x0 + kw) * Cin; /* padded index of voxel x0 + kw - 1 */
       const float *wp = wb + (size_t)(t9 * 3 + kw) * Cin * 16 * NV;
-      for (int ci = 0; ci < Cin; ci++, wp += 16 * NV) {
-        __m512 wv[2];
-#pragma GCC unroll 2
-        for (int v = 0; v < NV; v++) wv[v] = _mm512_loadu_ps(wp + 16 * v);
-#pragma GCC unroll 12
-        for (int r = 0; r < R; r++) {
-          __m512 xb = _mm512_set1_ps(xp[(size_t)r * Cin + ci]);
-#pragma GCC unroll 2
-          for (int v = 0; v < NV; v++) acc[r][v] = _mm512_fmadd_ps(xb, wv[v], acc[r][v]);
-        }
-      }
+      for (int ci = 0; ci < Cin; ci++) sf_rb_update(acc, xp + ci, Cin, wp + (size_t)ci * 16 * NV, R, NV);
     }
   }
-#pragma GCC unroll 12
-  for (int r = 0; r < R; r++)
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; v++) _mm512_storeu_ps(y + (size_t)r * Cout + 16 * v, acc[r][v]);
+  sf_rb_store(y, Cout, acc, R, NV);
 }
 
 #define SF_DEF_TILE(R, NV)                                                                                      \

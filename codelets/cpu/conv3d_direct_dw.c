@@ -23,34 +23,17 @@
  * offset to the block's first output channel; rows W*Cout floats apart. */
 typedef void (*dw_fn)(float *dwb, const float *const *xrows, const float *dy, int nrows, int W, int Cin, int Cout);
 
-SF_AVX512 static inline __attribute__((always_inline)) void dw_body(float *dwb, const float *const *xrows,
-                                                                    const float *dy, int nrows, int W, int Cin,
-                                                                    int Cout, const int R, const int NV)
+SF_RB_INLINE void dw_body(float *dwb, const float *const *xrows, const float *dy, int nrows, int W, int Cin,
+                          int Cout, const int R, const int NV)
 {
   __m512 acc[SF_DIRECT_MAX_R][2];
-#pragma GCC unroll 12
-  for (int r = 0; r < R; r++)
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; v++) acc[r][v] = _mm512_loadu_ps(dwb + (size_t)r * Cout + 16 * v);
+  sf_rb_load(acc, dwb, Cout, R, NV);
   for (int i = 0; i < nrows; i++) {
     const float *xp = xrows[i], *g = dy + (size_t)i * W * Cout;
     if (!xp) continue;
-    for (int w = 0; w < W; w++, xp += Cin, g += Cout) {
-      __m512 gv[2];
-#pragma GCC unroll 2
-      for (int v = 0; v < NV; v++) gv[v] = _mm512_loadu_ps(g + 16 * v);
-#pragma GCC unroll 12
-      for (int r = 0; r < R; r++) {
-        __m512 xb = _mm512_set1_ps(xp[r]);
-#pragma GCC unroll 2
-        for (int v = 0; v < NV; v++) acc[r][v] = _mm512_fmadd_ps(xb, gv[v], acc[r][v]);
-      }
-    }
+    for (int w = 0; w < W; w++) sf_rb_update(acc, xp + (size_t)w * Cin, 1, g + (size_t)w * Cout, R, NV);
   }
-#pragma GCC unroll 12
-  for (int r = 0; r < R; r++)
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; v++) _mm512_storeu_ps(dwb + (size_t)r * Cout + 16 * v, acc[r][v]);
+  sf_rb_store(dwb, Cout, acc, R, NV);
 }
 
 #define SF_DEF_DW(R, NV)                                                                                        \

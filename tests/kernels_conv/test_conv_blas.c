@@ -148,21 +148,26 @@ static void check_direct(int nd, int H, int W, int Ci, int Co, int lo, int hi, u
     sf_check_close_f(nm, dws, dwr, nw, RTOL);
     free(dwr), free(dwd), free(dws);
   }
-  if (Co % 16 == 0) {
-    float *yr = ct_zeros(nd * pl_y), *yd = ct_rand(nd * pl_y, 99);
-    sf_conv3d_forward_ref(yr, xlo, x, xhi, w, nd, H, W, Ci, Co);
-    sf_conv3d_forward_direct(yd, xlo, x, xhi, w, nd, H, W, Ci, Co);
-    snprintf(nm, sizeof nm, "%s forward", tag);
-    sf_check_close_f(nm, yd, yr, nd * pl_y, RTOL);
-    free(yr), free(yd);
-  }
-  if (Ci % 16 == 0) {
-    float *dxr = ct_zeros(nd * pl_x), *dxd = ct_rand(nd * pl_x, 98);
-    sf_conv3d_backward_data_ref(dxr, dylo, dy, dyhi, w, nd, H, W, Ci, Co);
-    sf_conv3d_backward_data_direct(dxd, dylo, dy, dyhi, w, nd, H, W, Ci, Co);
-    snprintf(nm, sizeof nm, "%s dX", tag);
-    sf_check_close_f(nm, dxd, dxr, nd * pl_x, RTOL);
-    free(dxr), free(dxd);
+  typedef void (*conv_fn)(float *, const float *, const float *, const float *, const float *, int, int, int, int,
+                          int);
+  const struct {
+    const char *dir;
+    int usable;
+    conv_fn ref, direct;
+    const float *lo, *in, *hi;
+    size_t nout;
+  } dirs[2] = {
+      {"forward", Co % 16 == 0, sf_conv3d_forward_ref, sf_conv3d_forward_direct, xlo, x, xhi, nd * pl_y},
+      {"dX", Ci % 16 == 0, sf_conv3d_backward_data_ref, sf_conv3d_backward_data_direct, dylo, dy, dyhi, nd * pl_x},
+  };
+  for (int i = 0; i < 2; i++) {
+    if (!dirs[i].usable) continue;
+    float *ref = ct_zeros(dirs[i].nout), *out = ct_rand(dirs[i].nout, 99); /* garbage: must be written */
+    dirs[i].ref(ref, dirs[i].lo, dirs[i].in, dirs[i].hi, w, nd, H, W, Ci, Co);
+    dirs[i].direct(out, dirs[i].lo, dirs[i].in, dirs[i].hi, w, nd, H, W, Ci, Co);
+    snprintf(nm, sizeof nm, "%s %s", tag, dirs[i].dir);
+    sf_check_close_f(nm, out, ref, dirs[i].nout, RTOL);
+    free(ref), free(out);
   }
   free(x), free(xlo), free(xhi), free(dy), free(dylo), free(dyhi), free(w), free(dw0);
 }
