@@ -177,41 +177,29 @@ static char *counts_str(const counts *k, char *buf, size_t len)
   return buf;
 }
 
-/* nsteps training steps through the task graph (as gt_run_graph), sample s at step s; with ill
+typedef struct {
+  const gt_problem *p;
+  unsigned char *ill;
+} ill_ctx;
+
+/* After a step: marks the weights whose gradient is not well-conditioned. */
+static void mark_ill(sf_graph *g, int step, void *ctx)
+{
+  const ill_ctx *c = ctx;
+  (void)step;
+  sf_graph_acquire_state(g, 0);
+  sf_golden_mark_ill_conditioned(&c->p->u, sf_graph_grads(g), c->ill);
+  sf_graph_release_state(g);
+}
+
+/* nsteps training steps through the task graph (gt_run_graph), sample s at step s; with ill
  * non-NULL, marks after every step the weights whose gradient is not well-conditioned
  * (sf_golden_mark_ill_conditioned); k receives the tasks executed per kind of worker. */
 static void run_steps(const gt_problem *p, int nsteps, double lr, gt_result *r, unsigned char *ill, counts *k)
 {
-  const size_t n = p->u.total_params;
-  gt_result_alloc(r, n);
-  float *params = sf_malloc(n * sizeof(float), "graph parameters");
-  memcpy(params, p->params0, n * sizeof(float));
-  sf_config c;
-  sf_config_init(&c);
-  char err[512];
-  sf_graph *g = sf_graph_create(&p->u, &c, params, err, sizeof err);
-  if (!g) SF_ABORT("sf_graph_create: %s", err);
-  r->nslabs = sf_graph_nslabs(g);
-  float *x = sf_malloc(p->nvox * 3 * sizeof(float), "sample");
-  uint16_t *lab = sf_malloc(p->nvox * sizeof(uint16_t), "labels");
-  for (int s = 0; s < nsteps; s++) {
-    gt_sample(p, s, x, lab);
-    double t0 = sf_now();
-    sf_graph_train_step(g, x, lab, p->cw, lr, s + 1, r->out[s]);
-    r->step_s[s] = sf_now() - t0;
-    if (ill) {
-      sf_graph_acquire_state(g, 0);
-      sf_golden_mark_ill_conditioned(&p->u, sf_graph_grads(g), ill);
-      sf_graph_release_state(g);
-    }
-  }
-  gt_result_take_state(g, r, n);
-  sf_graph_destroy(g);
+  ill_ctx c = {p, ill};
+  gt_run_graph_hook(p, 0, 0, nsteps, lr, r, ill ? mark_ill : NULL, &c);
   *k = take_counts();
-  sf_config_free(&c);
-  free(params);
-  free(x);
-  free(lab);
 }
 
 static void stop(sf_config *c)

@@ -121,6 +121,12 @@ void gt_result_free(gt_result *r)
 
 void gt_run_graph(const gt_problem *p, int slabs, int determinism, int nsteps, double lr, gt_result *r)
 {
+  gt_run_graph_hook(p, slabs, determinism, nsteps, lr, r, NULL, NULL);
+}
+
+void gt_run_graph_hook(const gt_problem *p, int slabs, int determinism, int nsteps, double lr, gt_result *r,
+                       gt_step_hook after_step, void *ctx)
+{
   const size_t n = p->u.total_params;
   SF_ASSERT(nsteps <= GT_MAX_STEPS);
   gt_result_alloc(r, n);
@@ -141,6 +147,7 @@ void gt_run_graph(const gt_problem *p, int slabs, int determinism, int nsteps, d
     double t0 = sf_now();
     sf_graph_train_step(g, x, lab, p->cw, lr, s + 1, r->out[s]);
     r->step_s[s] = sf_now() - t0;
+    if (after_step) after_step(g, s, ctx);
   }
   gt_result_take_state(g, r, n);
   sf_graph_destroy(g);

@@ -42,6 +42,10 @@ void gt_cleanup(void);
 /* nsteps training steps through the task graph (StarPU must be running), sample i at step i.
  * slabs 0 = automatic. */
 void gt_run_graph(const gt_problem *p, int slabs, int determinism, int nsteps, double lr, gt_result *r);
+/* The same, calling after_step(g, step, ctx) after every step (e.g. to inspect the gradients). */
+typedef void (*gt_step_hook)(sf_graph *g, int step, void *ctx);
+void gt_run_graph_hook(const gt_problem *p, int slabs, int determinism, int nsteps, double lr, gt_result *r,
+                       gt_step_hook after_step, void *ctx);
 /* The same with the sequential reference network. */
 void gt_run_ref(const gt_problem *p, int nsteps, double lr, gt_result *r);
 /* Zeroed result arrays for n parameters; free with gt_result_free. */
