@@ -11,6 +11,7 @@
  * The CPU is checked at run time (__builtin_cpu_supports), so the file builds everywhere and
  * sf_conv3d_direct_available() says whether it may be called. The weight gradient's kernel is in
  * conv3d_direct_dw.c. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,16 +106,20 @@ static void pack_weights(float *wp, const float *w, int Cin, int Cout, int flip,
   }
 }
 
-int sf_conv3d_direct_available(void)
+static int direct_avail;
+static pthread_once_t direct_once = PTHREAD_ONCE_INIT;
+
+static void direct_probe(void)
 {
-  static int avail = -1;
-  if (avail < 0) {
-    const char *env = getenv("SF_CONV_DIRECT");
-    int off = env && !strcmp(env, "0");
-    __builtin_cpu_init();
-    avail = !off && __builtin_cpu_supports("avx512f");
-  }
-  return avail;
+  const char *env = getenv("SF_CONV_DIRECT");
+  __builtin_cpu_init();
+  direct_avail = !(env && !strcmp(env, "0")) && __builtin_cpu_supports("avx512f");
+}
+
+int sf_conv3d_direct_available(void) /* called by every worker thread: decided once */
+{
+  pthread_once(&direct_once, direct_probe);
+  return direct_avail;
 }
 
 /* y: (nd,H,W,N) = conv of x: (nd,H,W,K) with halo planes x_lo/x_hi (NULL = zero), where
