@@ -17,6 +17,7 @@
 #include "scaffold/config.h"
 #include "scaffold/fsutil.h"
 #include "scaffold/graph.h"
+#include "scaffold/ops.h"
 #include "scaffold/runtime.h"
 #include "scaffold/trace.h"
 
@@ -105,11 +106,13 @@ int main(int argc, char **argv)
          "\"sched\": \"%s\", \"nslabs\": %d, \"more_determinism\": %d, \"nparams\": %zu, \"fwd_gflop\": %.9g, "
          "\"warmup\": %d, \"steps\": %d, \"median_step_s\": %.6g, \"min_step_s\": %.6g, \"max_step_s\": %.6g, "
          "\"samples_per_s\": %.6g, \"eff_gflops\": %.6g, \"peak_rss_mib\": %.1f, \"openblas_core\": \"%s\", "
-         "\"openblas_coretype_env\": \"%s\", \"loss_first\": %.6g, \"loss_last\": %.6g, \"runtime\": \"%s\", "
-         "\"graph\": \"%s\", \"step_s\": [",
+         "\"openblas_coretype_env\": \"%s\", \"conv3d_kernels\": \"%s\", \"loss_first\": %.6g, "
+         "\"loss_last\": %.6g, \"runtime\": \"%s\", \"graph\": \"%s\", \"step_s\": [",
          ps, base, ncpu, sched, nslabs, det, p.u.total_params, p.u.forward_flops * 1e-9, warm, timed, med,
          steps_sorted[0], steps_sorted[timed - 1], 1.0 / med, 3.0 * p.u.forward_flops / med * 1e-9,
-         (double)ru.ru_maxrss / 1024.0, openblas_get_corename(), ct ? ct : "", loss0, loss1, desc, gdesc);
+         (double)ru.ru_maxrss / 1024.0, openblas_get_corename(), ct ? ct : "",
+         sf_conv3d_direct_available() ? "direct AVX-512 where it wins, else im2col + sgemm" : "im2col + sgemm",
+         loss0, loss1, desc, gdesc);
   for (int i = 0; i < timed; i++) printf("%s%.6g", i ? ", " : "", t[i]);
   printf("]}\n");
   free(x);
