@@ -147,7 +147,7 @@ const sf_key sf_keys[] = {
   KEY_INT(ncuda, OUR, -1, gem1, ">= -1", NULL,
           "CUDA workers; -1 = StarPU's choice (0 on a CPU-only StarPU)."),
   KEY_INT(nopencl, OUR, 0, ge0, ">= 0", NULL, "OpenCL workers."),
-  KEY_INT(slabs, OUR, 0, ge0, ">= 0", NULL, "Depth slabs per activation; 0 = automatic per layer."),
+  KEY_INT(slabs, OUR, 0, ge0, ">= 0", NULL, "Depth slabs per activation; 0 = automatic: one per worker (a power of two), at most the bottleneck edge."),
   KEY_BOOL(trace, OUR, 0, NULL, "0/1, true/false, yes/no", NULL,
            "1 writes trace.json and per-worker statistics: training in the run directory; data generation, with "
            "the utilisation of each phase, in datagen_trace/ of the run directory (benchmark) or of the fractal "
