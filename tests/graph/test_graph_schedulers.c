@@ -39,6 +39,18 @@ static void check_unknown_scheduler(void)
   printf("ok   unknown scheduler refused with status %d: %s", code, buf);
 }
 
+/* nsteps training steps on 3 slabs under sched with ncpu workers, compared with ref (1e-5). */
+static void check_vs_ref(const char *what, const gt_problem *p, const gt_result *ref, const char *sched, int ncpu,
+                         int nsteps)
+{
+  gt_runtime_start(sched, ncpu);
+  gt_result r;
+  gt_run_graph(p, 3, 0, nsteps, 1e-3, &r);
+  gt_runtime_stop();
+  gt_compare(what, &r, ref, p->u.total_params, nsteps, 1e-5);
+  gt_result_free(&r);
+}
+
 /* The three ways slab contributions meet in a weight gradient (graph.c: choose_partial_grads) on a
  * model with 32-channel layers, 2 workers, 3 slabs: the default (small weights by per-slab
  * partials), every 3x3x3 conv weight with Cout >= 17 as two tap blocks accumulated separately
@@ -47,21 +59,15 @@ static void check_gradient_layouts(void)
 {
   gt_problem p;
   gt_problem_init(&p, 4, 16, 4, 4, 13);
-  size_t n = p.u.total_params;
   gt_result ref;
   gt_run_ref(&p, 2, 1e-3, &ref);
   const char *layouts[] = {"default", "tap blocks", "1 worker"};
   for (int i = 0; i < 3; i++) {
     if (i == 1) setenv("SF_GRAD_PART_MAX_FLOATS", "0", 1);
-    gt_runtime_start("lws", i == 2 ? 1 : 2);
-    gt_result r;
-    gt_run_graph(&p, 3, 0, 2, 1e-3, &r);
-    gt_runtime_stop();
-    unsetenv("SF_GRAD_PART_MAX_FLOATS");
     char what[96];
     snprintf(what, sizeof what, "ps 4 base 16, weight gradients: %s (2 steps) vs reference", layouts[i]);
-    gt_compare(what, &r, &ref, n, 2, 1e-5);
-    gt_result_free(&r);
+    check_vs_ref(what, &p, &ref, "lws", i == 2 ? 1 : 2, 2);
+    unsetenv("SF_GRAD_PART_MAX_FLOATS");
   }
   gt_result_free(&ref);
   gt_problem_free(&p);
@@ -72,32 +78,21 @@ int main(void)
   check_unknown_scheduler();
   gt_problem p;
   gt_problem_init(&p, 4, 8, 4, 4, 11);
-  size_t n = p.u.total_params;
   gt_result ref;
   gt_run_ref(&p, 2, 1e-3, &ref);
   const char *main_scheds[] = {"eager", "lws", "dmda"};
   for (int i = 0; i < 3; i++) {
-    gt_runtime_start(main_scheds[i], 2);
-    gt_result r;
-    gt_run_graph(&p, 3, 0, 2, 1e-3, &r);
-    gt_runtime_stop();
     char what[64];
     snprintf(what, sizeof what, "%s (2 steps) vs reference", main_scheds[i]);
-    gt_compare(what, &r, &ref, n, 2, 1e-5);
-    gt_result_free(&r);
+    check_vs_ref(what, &p, &ref, main_scheds[i], 2, 2);
   }
   gt_result ref1;
   gt_run_ref(&p, 1, 1e-3, &ref1);
   const char *others[] = {"ws", "dm", "dmdas", "modular-heft", "heft"};
   for (int i = 0; i < 5; i++) {
-    gt_runtime_start(others[i], 2);
-    gt_result r;
-    gt_run_graph(&p, 3, 0, 1, 1e-3, &r);
-    gt_runtime_stop();
     char what[64];
     snprintf(what, sizeof what, "%s (1 step) vs reference", others[i]);
-    gt_compare(what, &r, &ref1, n, 1, 1e-5);
-    gt_result_free(&r);
+    check_vs_ref(what, &p, &ref1, others[i], 2, 1);
   }
   gt_result_free(&ref);
   gt_result_free(&ref1);
