@@ -159,6 +159,16 @@ static void direct_conv(float *y, const float *x_lo, const float *x, const float
   }
 }
 
+#else /* not x86-64 GCC/Clang: never available, so the wrappers below assert before getting here */
+int sf_conv3d_direct_available(void) { return 0; }
+static void direct_conv(float *y, const float *x_lo, const float *x, const float *x_hi, const float *w, int nd,
+                        int H, int W, int Cin, int Cout, int flip)
+{
+  (void)y, (void)x_lo, (void)x, (void)x_hi, (void)w, (void)nd, (void)H, (void)W, (void)Cin, (void)Cout, (void)flip;
+  SF_ABORT("direct conv3d kernels: no AVX-512 build on this platform");
+}
+#endif
+
 void sf_conv3d_forward_direct(float *y, const float *x_lo, const float *x, const float *x_hi, const float *w, int nd,
                               int H, int W, int Cin, int Cout)
 {
@@ -172,22 +182,6 @@ void sf_conv3d_backward_data_direct(float *dx, const float *dy_lo, const float *
   SF_ASSERT(Cin % 16 == 0 && sf_conv3d_direct_available());
   direct_conv(dx, dy_lo, dy, dy_hi, w, nd, H, W, Cin, Cout, 1);
 }
-
-#else /* not x86-64 GCC/Clang: never available */
-int sf_conv3d_direct_available(void) { return 0; }
-void sf_conv3d_forward_direct(float *y, const float *x_lo, const float *x, const float *x_hi, const float *w, int nd,
-                              int H, int W, int Cin, int Cout)
-{
-  (void)y, (void)x_lo, (void)x, (void)x_hi, (void)w, (void)nd, (void)H, (void)W, (void)Cin, (void)Cout;
-  sf_die(SF_EXIT_FAILURE, "sf_conv3d_forward_direct: no AVX-512 build on this platform");
-}
-void sf_conv3d_backward_data_direct(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,
-                                    const float *w, int nd, int H, int W, int Cin, int Cout)
-{
-  (void)dx, (void)dy_lo, (void)dy, (void)dy_hi, (void)w, (void)nd, (void)H, (void)W, (void)Cin, (void)Cout;
-  sf_die(SF_EXIT_FAILURE, "sf_conv3d_backward_data_direct: no AVX-512 build on this platform");
-}
-#endif
 
 #ifndef SF_CONV_DIRECT_MIN_W
 /* Rows shorter than this leave too few voxels per register block to amortise the weight stream:

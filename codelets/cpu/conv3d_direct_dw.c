@@ -94,12 +94,6 @@ void sf_conv3d_backward_weights_taps_direct(float *dw, int t0, int t1, const flo
   }
 }
 
-void sf_conv3d_backward_weights_direct(float *dw, const float *x_lo, const float *x, const float *x_hi,
-                                       const float *dy, int nd, int H, int W, int Cin, int Cout)
-{
-  sf_conv3d_backward_weights_taps_direct(dw, 0, 27, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout);
-}
-
 #else /* not x86-64 GCC/Clang: never available (sf_conv3d_direct_available() is 0) */
 void sf_conv3d_backward_weights_taps_direct(float *dw, int t0, int t1, const float *x_lo, const float *x,
                                             const float *x_hi, const float *dy, int nd, int H, int W, int Cin,
@@ -107,11 +101,12 @@ void sf_conv3d_backward_weights_taps_direct(float *dw, int t0, int t1, const flo
 {
   (void)dw, (void)t0, (void)t1, (void)x_lo, (void)x, (void)x_hi, (void)dy, (void)nd, (void)H, (void)W;
   (void)Cin, (void)Cout;
-  sf_die(SF_EXIT_FAILURE, "sf_conv3d_backward_weights_taps_direct: no AVX-512 build on this platform");
+  SF_ABORT("sf_conv3d_backward_weights_taps_direct: no AVX-512 build on this platform");
 }
+#endif
+
 void sf_conv3d_backward_weights_direct(float *dw, const float *x_lo, const float *x, const float *x_hi,
                                        const float *dy, int nd, int H, int W, int Cin, int Cout)
 {
   sf_conv3d_backward_weights_taps_direct(dw, 0, 27, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout);
 }
-#endif
