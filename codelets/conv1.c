@@ -3,18 +3,14 @@
 #include <string.h>
 
 #include "codelet_common.h"
+#include "scaffold/codelet_args.h"
 #include "scaffold/opencl.h"
 #include "scaffold/ops.h"
-
-typedef struct {
-  int Cin, Cout;
-  int overwrite; /* dW: SF_ACC_PARTIAL, zero the partials first */
-} cl_conv1_args;
 
 /* buffers: [y, x, w, b] */
 static void conv1_fwd_cpu(void *buffers[], void *cl_arg)
 {
-  const cl_conv1_args *a = cl_arg;
+  const sf_conv1_args *a = cl_arg;
   sf_conv1_forward_blas(sf_blk_f(buffers[0]), sf_blk_f(buffers[1]), sf_vec_f(buffers[2]), sf_vec_f(buffers[3]),
                         sf_blk_vox(buffers[1], a->Cin), a->Cin, a->Cout);
 }
@@ -22,7 +18,7 @@ static void conv1_fwd_cpu(void *buffers[], void *cl_arg)
 /* buffers: [dx, dy, w] */
 static void conv1_bwd_data_cpu(void *buffers[], void *cl_arg)
 {
-  const cl_conv1_args *a = cl_arg;
+  const sf_conv1_args *a = cl_arg;
   sf_conv1_backward_data_blas(sf_blk_f(buffers[0]), sf_blk_f(buffers[1]), sf_vec_f(buffers[2]),
                               sf_blk_vox(buffers[0], a->Cin), a->Cin, a->Cout);
 }
@@ -30,7 +26,7 @@ static void conv1_bwd_data_cpu(void *buffers[], void *cl_arg)
 /* buffers: [dw, db, x, dy] */
 static void conv1_bwd_weights_cpu(void *buffers[], void *cl_arg)
 {
-  const cl_conv1_args *a = cl_arg;
+  const sf_conv1_args *a = cl_arg;
   float *dw = sf_vec_f(buffers[0]), *db = sf_vec_f(buffers[1]);
   if (a->overwrite) {
     memset(dw, 0, sf_vec_n(buffers[0]) * sizeof(float));
@@ -56,7 +52,7 @@ static double vox(sf_handle slab, int C)
 void insert_task_conv1_forward(const sf_topt *o, sf_handle y, sf_handle x, sf_handle w, sf_handle b, int Cin,
                                int Cout)
 {
-  cl_conv1_args a = {.Cin = Cin, .Cout = Cout};
+  sf_conv1_args a = {.Cin = Cin, .Cout = Cout};
   sf_buf bf = {.n = 0};
   sf_buf_add(&bf, y, STARPU_W);
   sf_buf_add(&bf, x, STARPU_R);
@@ -67,7 +63,7 @@ void insert_task_conv1_forward(const sf_topt *o, sf_handle y, sf_handle x, sf_ha
 
 void insert_task_conv1_backward_data(const sf_topt *o, sf_handle dx, sf_handle dy, sf_handle w, int Cin, int Cout)
 {
-  cl_conv1_args a = {.Cin = Cin, .Cout = Cout};
+  sf_conv1_args a = {.Cin = Cin, .Cout = Cout};
   sf_buf bf = {.n = 0};
   sf_buf_add(&bf, dx, STARPU_W);
   sf_buf_add(&bf, dy, STARPU_R);
@@ -78,7 +74,7 @@ void insert_task_conv1_backward_data(const sf_topt *o, sf_handle dx, sf_handle d
 void insert_task_conv1_backward_weights(const sf_topt *o, sf_accum acc, sf_handle dw, sf_handle db, sf_handle x,
                                         sf_handle dy, int Cin, int Cout)
 {
-  cl_conv1_args a = {.Cin = Cin, .Cout = Cout, .overwrite = acc == SF_ACC_PARTIAL};
+  sf_conv1_args a = {.Cin = Cin, .Cout = Cout, .overwrite = acc == SF_ACC_PARTIAL};
   sf_buf bf = {.n = 0};
   sf_buf_add(&bf, dw, sf_accum_mode(acc));
   sf_buf_add(&bf, db, sf_accum_mode(acc));

@@ -6,42 +6,25 @@
 #include <string.h>
 
 #include "codelet_common.h"
+#include "conv3d_halos.h"
+#include "scaffold/codelet_args.h"
 #include "scaffold/opencl.h"
 #include "scaffold/ops.h"
 
-typedef struct {
-  int H, W, Cin, Cout;
-  int has_lo, has_hi;
-  int overwrite; /* dW: SF_ACC_PARTIAL, zero the partial first */
-} cl_conv3d_args; /* mirrored by the OpenCL launchers (scaffold/opencl.h): keep the layout */
-
-typedef struct {
-  cl_conv3d_args c;
-  int t0, t1; /* the taps whose rows of (27*Cin, Cout) the task computes */
-} cl_conv3d_taps_args;
-
-/* halo planes of buffers 3 (lo) and 4 or 3 (hi) */
-static void halos(void *buffers[], const cl_conv3d_args *a, const float **lo, const float **hi)
-{
-  int i = 3;
-  *lo = a->has_lo ? sf_blk_last_plane(buffers[i++]) : NULL;
-  *hi = a->has_hi ? sf_blk_first_plane(buffers[i]) : NULL;
-}
-
 static void conv3d_fwd_cpu(void *buffers[], void *cl_arg)
 {
-  const cl_conv3d_args *a = cl_arg;
+  const sf_conv3d_args *a = cl_arg;
   const float *lo, *hi;
-  halos(buffers, a, &lo, &hi);
+  sf_conv3d_halo_planes(buffers, a, &lo, &hi);
   sf_conv3d_forward_blas(sf_blk_f(buffers[0]), lo, sf_blk_f(buffers[1]), hi, sf_vec_f(buffers[2]),
                          sf_blk_nz(buffers[0]), a->H, a->W, a->Cin, a->Cout);
 }
 
 static void conv3d_bwd_data_cpu(void *buffers[], void *cl_arg)
 {
-  const cl_conv3d_args *a = cl_arg;
+  const sf_conv3d_args *a = cl_arg;
   const float *lo, *hi;
-  halos(buffers, a, &lo, &hi);
+  sf_conv3d_halo_planes(buffers, a, &lo, &hi);
   sf_conv3d_backward_data_blas(sf_blk_f(buffers[0]), lo, sf_blk_f(buffers[1]), hi, sf_vec_f(buffers[2]),
                                sf_blk_nz(buffers[0]), a->H, a->W, a->Cin, a->Cout);
 }
@@ -49,9 +32,9 @@ static void conv3d_bwd_data_cpu(void *buffers[], void *cl_arg)
 /* buffers: [dw, x, dy, x_lo?, x_hi?] */
 static void conv3d_bwd_weights_cpu(void *buffers[], void *cl_arg)
 {
-  const cl_conv3d_args *a = cl_arg;
+  const sf_conv3d_args *a = cl_arg;
   const float *lo, *hi;
-  halos(buffers, a, &lo, &hi);
+  sf_conv3d_halo_planes(buffers, a, &lo, &hi);
   float *dw = sf_vec_f(buffers[0]);
   if (a->overwrite) memset(dw, 0, sf_vec_n(buffers[0]) * sizeof(float)); /* SF_ACC_PARTIAL: a fresh per-slab partial */
   sf_conv3d_backward_weights_blas(dw, lo, sf_blk_f(buffers[1]), hi, sf_blk_f(buffers[2]), sf_blk_nz(buffers[1]),
@@ -61,10 +44,10 @@ static void conv3d_bwd_weights_cpu(void *buffers[], void *cl_arg)
 /* buffers: [dw rows, x, dy, x_lo?, x_hi?] */
 static void conv3d_bwd_weights_taps_cpu(void *buffers[], void *cl_arg)
 {
-  const cl_conv3d_taps_args *r = cl_arg;
-  const cl_conv3d_args *a = &r->c;
+  const sf_conv3d_taps_args *r = cl_arg;
+  const sf_conv3d_args *a = &r->c;
   const float *lo, *hi;
-  halos(buffers, a, &lo, &hi);
+  sf_conv3d_halo_planes(buffers, a, &lo, &hi);
   float *dw = sf_vec_f(buffers[0]);
   if (a->overwrite) memset(dw, 0, sf_vec_n(buffers[0]) * sizeof(float));
   sf_conv3d_backward_weights_taps_blas(dw, r->t0, r->t1, lo, sf_blk_f(buffers[1]), hi, sf_blk_f(buffers[2]),
@@ -79,7 +62,7 @@ SF_OPENCL_CODELET(conv3d_fwd, SF_OCL_INEXACT);
 SF_OPENCL_CODELET(conv3d_bwd_data, SF_OCL_INEXACT);
 SF_OPENCL_CODELET(conv3d_bwd_weights, SF_OCL_INEXACT);
 
-static void add_halos(sf_buf *b, cl_conv3d_args *a, sf_handle lo, sf_handle hi)
+static void add_halos(sf_buf *b, sf_conv3d_args *a, sf_handle lo, sf_handle hi)
 {
   a->has_lo = lo != NULL;
   a->has_hi = hi != NULL;
@@ -97,7 +80,7 @@ static double conv_flops(sf_handle slab, int H, int W, int Cin, int Cout)
 void insert_task_conv3d_forward(const sf_topt *o, sf_handle y, sf_handle x_lo, sf_handle x, sf_handle x_hi,
                                 sf_handle w, int H, int W, int Cin, int Cout)
 {
-  cl_conv3d_args a = {.H = H, .W = W, .Cin = Cin, .Cout = Cout};
+  sf_conv3d_args a = {.H = H, .W = W, .Cin = Cin, .Cout = Cout};
   sf_buf b = {.n = 0};
   sf_buf_add(&b, y, STARPU_W);
   sf_buf_add(&b, x, STARPU_R);
@@ -109,7 +92,7 @@ void insert_task_conv3d_forward(const sf_topt *o, sf_handle y, sf_handle x_lo, s
 void insert_task_conv3d_backward_data(const sf_topt *o, sf_handle dx, sf_handle dy_lo, sf_handle dy,
                                       sf_handle dy_hi, sf_handle w, int H, int W, int Cin, int Cout)
 {
-  cl_conv3d_args a = {.H = H, .W = W, .Cin = Cin, .Cout = Cout};
+  sf_conv3d_args a = {.H = H, .W = W, .Cin = Cin, .Cout = Cout};
   sf_buf b = {.n = 0};
   sf_buf_add(&b, dx, STARPU_W);
   sf_buf_add(&b, dy, STARPU_R);
@@ -121,7 +104,7 @@ void insert_task_conv3d_backward_data(const sf_topt *o, sf_handle dx, sf_handle 
 void insert_task_conv3d_backward_weights(const sf_topt *o, sf_accum acc, sf_handle dw, sf_handle x_lo, sf_handle x,
                                          sf_handle x_hi, sf_handle dy, int H, int W, int Cin, int Cout)
 {
-  cl_conv3d_args a = {.H = H, .W = W, .Cin = Cin, .Cout = Cout};
+  sf_conv3d_args a = {.H = H, .W = W, .Cin = Cin, .Cout = Cout};
   sf_buf b = {.n = 0};
   a.overwrite = acc == SF_ACC_PARTIAL;
   sf_buf_add(&b, dw, sf_accum_mode(acc));
@@ -135,7 +118,7 @@ void insert_task_conv3d_backward_weights_taps(const sf_topt *o, sf_accum acc, sf
                                               sf_handle x_lo, sf_handle x, sf_handle x_hi, sf_handle dy, int H, int W,
                                               int Cin, int Cout)
 {
-  cl_conv3d_taps_args a = {.c = {.H = H, .W = W, .Cin = Cin, .Cout = Cout}, .t0 = t0, .t1 = t1};
+  sf_conv3d_taps_args a = {.c = {.H = H, .W = W, .Cin = Cin, .Cout = Cout}, .t0 = t0, .t1 = t1};
   sf_buf b = {.n = 0};
   a.c.overwrite = acc == SF_ACC_PARTIAL;
   sf_buf_add(&b, dw_rows, sf_accum_mode(acc));

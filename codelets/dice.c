@@ -3,17 +3,14 @@
 #include <string.h>
 
 #include "codelet_common.h"
+#include "scaffold/codelet_args.h"
 #include "scaffold/opencl.h"
 #include "scaffold/ops.h"
-
-typedef struct {
-  int K;
-} cl_dice_args;
 
 /* buffers: [acc_part (K,3) double, z, lab (uint16)] */
 static void dice_hard_partial_cpu(void *buffers[], void *cl_arg)
 {
-  const cl_dice_args *a = cl_arg;
+  const sf_dice_args *a = cl_arg;
   double *acc = sf_vec_d(buffers[0]);
   memset(acc, 0, sf_vec_n(buffers[0]) * sizeof(double));
   sf_dice_hard_partial_ref(acc, sf_blk_f(buffers[1]), (const uint16_t *)STARPU_BLOCK_GET_PTR(buffers[2]),
@@ -25,7 +22,7 @@ SF_OPENCL_CODELET(dice_hard_partial, SF_OCL_EXACT_IEEE);
 
 void insert_task_dice_hard_partial(const sf_topt *o, sf_handle acc_part, sf_handle z, sf_handle lab, int K)
 {
-  cl_dice_args a = {K};
+  sf_dice_args a = {K};
   sf_buf b = {.n = 0};
   sf_buf_add(&b, acc_part, STARPU_W);
   sf_buf_add(&b, z, STARPU_R);

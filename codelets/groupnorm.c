@@ -5,19 +5,14 @@
 #include <string.h>
 
 #include "codelet_common.h"
+#include "scaffold/codelet_args.h"
 #include "scaffold/opencl.h"
 #include "scaffold/ops.h"
-
-typedef struct {
-  size_t ntotal; /* voxels of the whole volume */
-  int C, G, relu;
-  float eps;
-} cl_groupnorm_args;
 
 /* buffers: [stats_part (G,2) double, x] */
 static void groupnorm_stats_cpu(void *buffers[], void *cl_arg)
 {
-  const cl_groupnorm_args *a = cl_arg;
+  const sf_groupnorm_args *a = cl_arg;
   double *part = sf_vec_d(buffers[0]);
   memset(part, 0, sf_vec_n(buffers[0]) * sizeof(double));
   sf_groupnorm_stats_ref(part, sf_blk_f(buffers[1]), sf_blk_vox(buffers[1], a->C), a->C, a->G);
@@ -26,7 +21,7 @@ static void groupnorm_stats_cpu(void *buffers[], void *cl_arg)
 /* buffers: [y, x, stats, gamma, beta] */
 static void groupnorm_fwd_cpu(void *buffers[], void *cl_arg)
 {
-  const cl_groupnorm_args *a = cl_arg;
+  const sf_groupnorm_args *a = cl_arg;
   sf_groupnorm_forward_ref(sf_blk_f(buffers[0]), sf_blk_f(buffers[1]), sf_vec_d(buffers[2]), sf_vec_f(buffers[3]),
                            sf_vec_f(buffers[4]), sf_blk_vox(buffers[1], a->C), a->ntotal, a->C, a->G, a->eps,
                            a->relu);
@@ -35,7 +30,7 @@ static void groupnorm_fwd_cpu(void *buffers[], void *cl_arg)
 /* buffers: [bwd_part (2G+2C) double, dy, y, x, stats, gamma] */
 static void groupnorm_bwd_stats_cpu(void *buffers[], void *cl_arg)
 {
-  const cl_groupnorm_args *a = cl_arg;
+  const sf_groupnorm_args *a = cl_arg;
   double *part = sf_vec_d(buffers[0]);
   memset(part, 0, sf_vec_n(buffers[0]) * sizeof(double));
   sf_groupnorm_backward_stats_ref(part, part + 2 * a->G, sf_blk_f(buffers[1]), sf_blk_f(buffers[2]),
@@ -47,7 +42,7 @@ static void groupnorm_bwd_stats_cpu(void *buffers[], void *cl_arg)
  * gradients (written: each step's gradient is fresh) */
 static void groupnorm_bwd_reduce_cpu(void *buffers[], void *cl_arg)
 {
-  const cl_groupnorm_args *a = cl_arg;
+  const sf_groupnorm_args *a = cl_arg;
   double *sum = sf_vec_d(buffers[0]);
   size_t n = sf_vec_n(buffers[0]);
   int nparts = sf_task_nbuffers() - 3;
@@ -65,7 +60,7 @@ static void groupnorm_bwd_reduce_cpu(void *buffers[], void *cl_arg)
 /* buffers: [dx, dy, y, x, stats, bwd_sum, gamma] */
 static void groupnorm_bwd_data_cpu(void *buffers[], void *cl_arg)
 {
-  const cl_groupnorm_args *a = cl_arg;
+  const sf_groupnorm_args *a = cl_arg;
   sf_groupnorm_backward_data_ref(sf_blk_f(buffers[0]), sf_blk_f(buffers[1]), sf_blk_f(buffers[2]),
                                  sf_blk_f(buffers[3]), sf_vec_d(buffers[4]), sf_vec_d(buffers[5]),
                                  sf_vec_f(buffers[6]), sf_blk_vox(buffers[3], a->C), a->ntotal, a->C, a->G, a->eps,
@@ -90,7 +85,7 @@ static double elems(sf_handle slab)
 
 void insert_task_groupnorm_stats(const sf_topt *o, sf_handle stats_part, sf_handle x, int C, int G)
 {
-  cl_groupnorm_args a = {.C = C, .G = G};
+  sf_groupnorm_args a = {.C = C, .G = G};
   sf_buf b = {.n = 0};
   sf_buf_add(&b, stats_part, STARPU_W);
   sf_buf_add(&b, x, STARPU_R);
@@ -100,7 +95,7 @@ void insert_task_groupnorm_stats(const sf_topt *o, sf_handle stats_part, sf_hand
 void insert_task_groupnorm_forward(const sf_topt *o, sf_handle y, sf_handle x, sf_handle stats, sf_handle gamma,
                                    sf_handle beta, size_t ntotal, int C, int G, float eps, int relu)
 {
-  cl_groupnorm_args a = {.ntotal = ntotal, .C = C, .G = G, .relu = relu, .eps = eps};
+  sf_groupnorm_args a = {.ntotal = ntotal, .C = C, .G = G, .relu = relu, .eps = eps};
   sf_buf b = {.n = 0};
   sf_buf_add(&b, y, STARPU_W);
   sf_buf_add(&b, x, STARPU_R);
@@ -114,7 +109,7 @@ void insert_task_groupnorm_backward_stats(const sf_topt *o, sf_handle bwd_part, 
                                           sf_handle x, sf_handle stats, sf_handle gamma, size_t ntotal, int C,
                                           int G, float eps, int relu)
 {
-  cl_groupnorm_args a = {.ntotal = ntotal, .C = C, .G = G, .relu = relu, .eps = eps};
+  sf_groupnorm_args a = {.ntotal = ntotal, .C = C, .G = G, .relu = relu, .eps = eps};
   sf_buf b = {.n = 0};
   sf_buf_add(&b, bwd_part, STARPU_W);
   sf_buf_add(&b, dy, STARPU_R);
@@ -128,7 +123,7 @@ void insert_task_groupnorm_backward_stats(const sf_topt *o, sf_handle bwd_part, 
 void insert_task_groupnorm_backward_reduce(const sf_topt *o, sf_handle bwd_sum, sf_handle dgamma, sf_handle dbeta,
                                            const sf_handle *parts, int nparts, int C, int G)
 {
-  cl_groupnorm_args a = {.C = C, .G = G};
+  sf_groupnorm_args a = {.C = C, .G = G};
   sf_buf b = {.n = 0};
   sf_buf_add(&b, bwd_sum, STARPU_W);
   sf_buf_add(&b, dgamma, STARPU_W);
@@ -141,7 +136,7 @@ void insert_task_groupnorm_backward_data(const sf_topt *o, sf_handle dx, sf_hand
                                          sf_handle stats, sf_handle bwd_sum, sf_handle gamma, size_t ntotal, int C,
                                          int G, float eps, int relu)
 {
-  cl_groupnorm_args a = {.ntotal = ntotal, .C = C, .G = G, .relu = relu, .eps = eps};
+  sf_groupnorm_args a = {.ntotal = ntotal, .C = C, .G = G, .relu = relu, .eps = eps};
   sf_buf b = {.n = 0};
   sf_buf_add(&b, dx, STARPU_W);
   sf_buf_add(&b, dy, STARPU_R);

@@ -4,18 +4,14 @@
 #include <string.h>
 
 #include "codelet_common.h"
+#include "scaffold/codelet_args.h"
 #include "scaffold/opencl.h"
 #include "scaffold/ops.h"
-
-typedef struct {
-  int K;
-  float scale;
-} cl_loss_args;
 
 /* buffers: [acc_part SF_LOSS_NACC(K) double, z, lab (uint16), cw] */
 static void loss_partial_cpu(void *buffers[], void *cl_arg)
 {
-  const cl_loss_args *a = cl_arg;
+  const sf_loss_args *a = cl_arg;
   double *acc = sf_vec_d(buffers[0]);
   memset(acc, 0, sf_vec_n(buffers[0]) * sizeof(double));
   sf_loss_partial_ref(acc, sf_blk_f(buffers[1]), (const uint16_t *)STARPU_BLOCK_GET_PTR(buffers[2]),
@@ -25,7 +21,7 @@ static void loss_partial_cpu(void *buffers[], void *cl_arg)
 /* buffers: [dz, z, lab, cw, acc] */
 static void loss_bwd_cpu(void *buffers[], void *cl_arg)
 {
-  const cl_loss_args *a = cl_arg;
+  const sf_loss_args *a = cl_arg;
   sf_loss_backward_ref(sf_blk_f(buffers[0]), sf_blk_f(buffers[1]), (const uint16_t *)STARPU_BLOCK_GET_PTR(buffers[2]),
                        sf_vec_f(buffers[3]), sf_vec_d(buffers[4]), sf_blk_vox(buffers[1], a->K), a->K, a->scale);
 }
@@ -42,7 +38,7 @@ static double elems(sf_handle slab)
 
 void insert_task_loss_partial(const sf_topt *o, sf_handle acc_part, sf_handle z, sf_handle lab, sf_handle cw, int K)
 {
-  cl_loss_args a = {.K = K};
+  sf_loss_args a = {.K = K};
   sf_buf b = {.n = 0};
   sf_buf_add(&b, acc_part, STARPU_W);
   sf_buf_add(&b, z, STARPU_R);
@@ -54,7 +50,7 @@ void insert_task_loss_partial(const sf_topt *o, sf_handle acc_part, sf_handle z,
 void insert_task_loss_backward(const sf_topt *o, sf_handle dz, sf_handle z, sf_handle lab, sf_handle cw,
                                sf_handle acc, int K, float scale)
 {
-  cl_loss_args a = {.K = K, .scale = scale};
+  sf_loss_args a = {.K = K, .scale = scale};
   sf_buf b = {.n = 0};
   sf_buf_add(&b, dz, STARPU_W);
   sf_buf_add(&b, z, STARPU_R);

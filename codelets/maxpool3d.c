@@ -3,18 +3,14 @@
  * encoder tensor (dx = unpool(dy) + add), which is how the two gradient paths of an encoder output
  * meet. CPU = the kernels of codelets/cpu/maxpool3d.c. */
 #include "codelet_common.h"
+#include "scaffold/codelet_args.h"
 #include "scaffold/opencl.h"
 #include "scaffold/ops.h"
-
-typedef struct {
-  int C;
-  int has_add;
-} cl_maxpool3d_args;
 
 /* buffers: [y, idx (uint8), x]; sizes from the coarse y */
 static void maxpool3d_fwd_cpu(void *buffers[], void *cl_arg)
 {
-  const cl_maxpool3d_args *a = cl_arg;
+  const sf_maxpool3d_args *a = cl_arg;
   sf_maxpool3d_forward_ref(sf_blk_f(buffers[0]), (uint8_t *)STARPU_BLOCK_GET_PTR(buffers[1]), sf_blk_f(buffers[2]),
                            sf_blk_nz(buffers[0]), sf_blk_ny(buffers[0]), sf_blk_w(buffers[0], a->C), a->C);
 }
@@ -22,7 +18,7 @@ static void maxpool3d_fwd_cpu(void *buffers[], void *cl_arg)
 /* buffers: [dx, dy, idx, add?] */
 static void maxpool3d_bwd_cpu(void *buffers[], void *cl_arg)
 {
-  const cl_maxpool3d_args *a = cl_arg;
+  const sf_maxpool3d_args *a = cl_arg;
   float *dx = sf_blk_f(buffers[0]);
   sf_maxpool3d_backward_ref(dx, sf_blk_f(buffers[1]), (const uint8_t *)STARPU_BLOCK_GET_PTR(buffers[2]),
                             sf_blk_nz(buffers[1]), sf_blk_ny(buffers[1]), sf_blk_w(buffers[1], a->C), a->C);
@@ -45,7 +41,7 @@ static double elems(sf_handle slab)
 
 void insert_task_maxpool3d_forward(const sf_topt *o, sf_handle y, sf_handle idx, sf_handle x, int C)
 {
-  cl_maxpool3d_args a = {.C = C};
+  sf_maxpool3d_args a = {.C = C};
   sf_buf b = {.n = 0};
   sf_buf_add(&b, y, STARPU_W);
   sf_buf_add(&b, idx, STARPU_W);
@@ -56,7 +52,7 @@ void insert_task_maxpool3d_forward(const sf_topt *o, sf_handle y, sf_handle idx,
 void insert_task_maxpool3d_backward(const sf_topt *o, sf_handle dx, sf_handle dy, sf_handle idx, sf_handle add,
                                     int C)
 {
-  cl_maxpool3d_args a = {.C = C, .has_add = add != NULL};
+  sf_maxpool3d_args a = {.C = C, .has_add = add != NULL};
   sf_buf b = {.n = 0};
   sf_buf_add(&b, dx, STARPU_W);
   sf_buf_add(&b, dy, STARPU_R);

@@ -6,18 +6,9 @@
 #include <string.h>
 
 #include "codelet_common.h"
+#include "scaffold/codelet_args.h"
 #include "scaffold/opencl.h"
 #include "scaffold/ops.h"
-
-typedef struct {
-  float max_norm;
-} cl_clip_args;
-
-typedef struct {
-  double lr, beta1, beta2, eps;
-  long step;
-  int has_clip;
-} cl_adam_args;
 
 /* buffers: [part (1) double, g] */
 static void sumsq_cpu(void *buffers[], void *cl_arg)
@@ -30,7 +21,7 @@ static void sumsq_cpu(void *buffers[], void *cl_arg)
 /* buffers: [clip (2) double, part_0 .. part_{P-1}] */
 static void clip_coef_cpu(void *buffers[], void *cl_arg)
 {
-  const cl_clip_args *a = cl_arg;
+  const sf_clip_args *a = cl_arg;
   int nparts = sf_task_nbuffers() - 1;
   double total = 0;
   for (int k = 0; k < nparts; k++) total += sf_vec_d(buffers[1 + k])[0];
@@ -42,7 +33,7 @@ static void clip_coef_cpu(void *buffers[], void *cl_arg)
 /* buffers: [w, m, v, g, clip?] */
 static void adam_cpu(void *buffers[], void *cl_arg)
 {
-  const cl_adam_args *a = cl_arg;
+  const sf_adam_args *a = cl_arg;
   float scale = a->has_clip ? (float)sf_vec_d(buffers[4])[0] : 1.0f;
   sf_adam_step(sf_vec_f(buffers[0]), sf_vec_f(buffers[1]), sf_vec_f(buffers[2]), sf_vec_f(buffers[3]),
                sf_vec_n(buffers[0]), a->lr, a->beta1, a->beta2, a->eps, a->step, scale);
@@ -65,7 +56,7 @@ void insert_task_sumsq(const sf_topt *o, sf_handle part, sf_handle g)
 
 void insert_task_clip_coef(const sf_topt *o, sf_handle clip, const sf_handle *parts, int nparts, float max_norm)
 {
-  cl_clip_args a = {max_norm};
+  sf_clip_args a = {max_norm};
   sf_buf b = {.n = 0};
   sf_buf_add(&b, clip, STARPU_W);
   for (int k = 0; k < nparts; k++) sf_buf_add(&b, parts[k], STARPU_R);
@@ -75,7 +66,7 @@ void insert_task_clip_coef(const sf_topt *o, sf_handle clip, const sf_handle *pa
 void insert_task_adam(const sf_topt *o, sf_handle w, sf_handle m, sf_handle v, sf_handle g, sf_handle clip,
                       double lr, double beta1, double beta2, double eps, long step)
 {
-  cl_adam_args a = {lr, beta1, beta2, eps, step, clip != NULL};
+  sf_adam_args a = {lr, beta1, beta2, eps, step, clip != NULL};
   sf_buf b = {.n = 0};
   sf_buf_add(&b, w, STARPU_RW);
   sf_buf_add(&b, m, STARPU_RW);

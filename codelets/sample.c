@@ -5,18 +5,13 @@
 #include <string.h>
 
 #include "codelet_common.h"
+#include "scaffold/codelet_args.h"
 #include "scaffold/opencl.h"
-
-typedef struct {
-  const void *src;
-  size_t bytes;
-  int is_block; /* 3D block slab, else a vector */
-} cl_sample_args;
 
 /* buffers: [dst] */
 static void sample_load_cpu(void *buffers[], void *cl_arg)
 {
-  const cl_sample_args *a = cl_arg;
+  const sf_sample_args *a = cl_arg;
   void *iface = buffers[0];
   if (!a->is_block) {
     memcpy((void *)STARPU_VECTOR_GET_PTR(iface), a->src, a->bytes);
@@ -45,7 +40,7 @@ void insert_task_sample_load(const sf_topt *o, sf_handle dst, const void *src, s
   int is_block = starpu_data_get_interface_id(h) == STARPU_BLOCK_INTERFACE_ID;
   size_t want = starpu_data_get_size(h);
   if (bytes != want) SF_ABORT("sample_load: %zu bytes for a handle of %zu bytes", bytes, want);
-  cl_sample_args a = {src, bytes, is_block};
+  sf_sample_args a = {src, bytes, is_block};
   sf_buf b = {.n = 0};
   sf_buf_add(&b, dst, STARPU_W);
   sf_submit(&cl_sample_load, o, &a, sizeof a, &b, 0.0);

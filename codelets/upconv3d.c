@@ -4,13 +4,9 @@
 #include <string.h>
 
 #include "codelet_common.h"
+#include "scaffold/codelet_args.h"
 #include "scaffold/opencl.h"
 #include "scaffold/ops.h"
-
-typedef struct {
-  int Cin, Cout;
-  int overwrite; /* dW: SF_ACC_PARTIAL, zero the partials first */
-} cl_upconv3d_args;
 
 /* the coarse slab's (nd, H, W) from its block interface */
 #define COARSE(iface, C) sf_blk_nz(iface), sf_blk_ny(iface), sf_blk_w(iface, C)
@@ -18,7 +14,7 @@ typedef struct {
 /* buffers: [y, x, w, b] */
 static void upconv3d_fwd_cpu(void *buffers[], void *cl_arg)
 {
-  const cl_upconv3d_args *a = cl_arg;
+  const sf_upconv3d_args *a = cl_arg;
   sf_upconv3d_forward_blas(sf_blk_f(buffers[0]), sf_blk_f(buffers[1]), sf_vec_f(buffers[2]), sf_vec_f(buffers[3]),
                            COARSE(buffers[1], a->Cin), a->Cin, a->Cout);
 }
@@ -26,7 +22,7 @@ static void upconv3d_fwd_cpu(void *buffers[], void *cl_arg)
 /* buffers: [dx, dy, w] */
 static void upconv3d_bwd_data_cpu(void *buffers[], void *cl_arg)
 {
-  const cl_upconv3d_args *a = cl_arg;
+  const sf_upconv3d_args *a = cl_arg;
   sf_upconv3d_backward_data_blas(sf_blk_f(buffers[0]), sf_blk_f(buffers[1]), sf_vec_f(buffers[2]),
                                  COARSE(buffers[0], a->Cin), a->Cin, a->Cout);
 }
@@ -34,7 +30,7 @@ static void upconv3d_bwd_data_cpu(void *buffers[], void *cl_arg)
 /* buffers: [dw, db, x, dy] */
 static void upconv3d_bwd_weights_cpu(void *buffers[], void *cl_arg)
 {
-  const cl_upconv3d_args *a = cl_arg;
+  const sf_upconv3d_args *a = cl_arg;
   float *dw = sf_vec_f(buffers[0]), *db = sf_vec_f(buffers[1]);
   if (a->overwrite) {
     memset(dw, 0, sf_vec_n(buffers[0]) * sizeof(float));
@@ -61,7 +57,7 @@ static double macs(sf_handle coarse, int Cin, int Cout)
 void insert_task_upconv3d_forward(const sf_topt *o, sf_handle y, sf_handle x, sf_handle w, sf_handle b, int Cin,
                                   int Cout)
 {
-  cl_upconv3d_args a = {.Cin = Cin, .Cout = Cout};
+  sf_upconv3d_args a = {.Cin = Cin, .Cout = Cout};
   sf_buf bf = {.n = 0};
   sf_buf_add(&bf, y, STARPU_W);
   sf_buf_add(&bf, x, STARPU_R);
@@ -73,7 +69,7 @@ void insert_task_upconv3d_forward(const sf_topt *o, sf_handle y, sf_handle x, sf
 void insert_task_upconv3d_backward_data(const sf_topt *o, sf_handle dx, sf_handle dy, sf_handle w, int Cin,
                                         int Cout)
 {
-  cl_upconv3d_args a = {.Cin = Cin, .Cout = Cout};
+  sf_upconv3d_args a = {.Cin = Cin, .Cout = Cout};
   sf_buf bf = {.n = 0};
   sf_buf_add(&bf, dx, STARPU_W);
   sf_buf_add(&bf, dy, STARPU_R);
@@ -84,7 +80,7 @@ void insert_task_upconv3d_backward_data(const sf_topt *o, sf_handle dx, sf_handl
 void insert_task_upconv3d_backward_weights(const sf_topt *o, sf_accum acc, sf_handle dw, sf_handle db, sf_handle x,
                                            sf_handle dy, int Cin, int Cout)
 {
-  cl_upconv3d_args a = {.Cin = Cin, .Cout = Cout, .overwrite = acc == SF_ACC_PARTIAL};
+  sf_upconv3d_args a = {.Cin = Cin, .Cout = Cout, .overwrite = acc == SF_ACC_PARTIAL};
   sf_buf bf = {.n = 0};
   sf_buf_add(&bf, dw, sf_accum_mode(acc));
   sf_buf_add(&bf, db, sf_accum_mode(acc));

@@ -6,7 +6,7 @@
 
 void sf_conv1_fwd_cuda(void *buffers[], void *cl_arg)
 {
-  const sf_cu_conv_args *a = SF_CU_ARGS(sf_cu_conv_args, "conv1_fwd", cl_arg);
+  const sf_conv1_args *a = SF_CU_ARGS(sf_conv1_args, "conv1_fwd", cl_arg);
   sf_cuda_conv1_forward(SF_CU_STREAM, SF_CU_BLAS, sf_cuda_gemm_flags(), sf_cu_blk(buffers[0], "conv1_fwd y"),
                         sf_cu_blk(buffers[1], "conv1_fwd x"), sf_vec_f(buffers[2]), sf_vec_f(buffers[3]),
                         sf_blk_vox(buffers[1], a->Cin), a->Cin, a->Cout);
@@ -14,7 +14,7 @@ void sf_conv1_fwd_cuda(void *buffers[], void *cl_arg)
 
 void sf_conv1_bwd_data_cuda(void *buffers[], void *cl_arg)
 {
-  const sf_cu_conv_args *a = SF_CU_ARGS(sf_cu_conv_args, "conv1_bwd_data", cl_arg);
+  const sf_conv1_args *a = SF_CU_ARGS(sf_conv1_args, "conv1_bwd_data", cl_arg);
   sf_cuda_conv1_backward_data(SF_CU_STREAM, SF_CU_BLAS, sf_cuda_gemm_flags(), sf_cu_blk(buffers[0], "conv1_bwd_data dx"),
                               sf_cu_blk(buffers[1], "conv1_bwd_data dy"), sf_vec_f(buffers[2]),
                               sf_blk_vox(buffers[0], a->Cin), a->Cin, a->Cout);
@@ -22,7 +22,7 @@ void sf_conv1_bwd_data_cuda(void *buffers[], void *cl_arg)
 
 void sf_conv1_bwd_weights_cuda(void *buffers[], void *cl_arg)
 {
-  const sf_cu_conv_args *a = SF_CU_ARGS(sf_cu_conv_args, "conv1_bwd_weights", cl_arg);
+  const sf_conv1_args *a = SF_CU_ARGS(sf_conv1_args, "conv1_bwd_weights", cl_arg);
   cudaStream_t s = SF_CU_STREAM;
   float *dw = sf_vec_f(buffers[0]), *db = sf_vec_f(buffers[1]);
   if (a->overwrite) {

@@ -3,21 +3,16 @@
  * sf_cuda_conv3d_* with the precision and engine of sf_cuda_conv3d_flags. */
 #include "cuda_glue.h"
 
-#ifdef SF_CUDA_GLUE
+#include "../conv3d_halos.h"
 
-static void halos(void *buffers[], const sf_cu_conv3d_args *a, const float **lo, const float **hi)
-{
-  int i = 3;
-  *lo = a->has_lo ? sf_blk_last_plane(buffers[i++]) : NULL;
-  *hi = a->has_hi ? sf_blk_first_plane(buffers[i]) : NULL;
-}
+#ifdef SF_CUDA_GLUE
 
 /* buffers: [y, x, w, x_lo?, x_hi?] */
 void sf_conv3d_fwd_cuda(void *buffers[], void *cl_arg)
 {
-  const sf_cu_conv3d_args *a = SF_CU_ARGS(sf_cu_conv3d_args, "conv3d_fwd", cl_arg);
+  const sf_conv3d_args *a = SF_CU_ARGS(sf_conv3d_args, "conv3d_fwd", cl_arg);
   const float *lo, *hi;
-  halos(buffers, a, &lo, &hi);
+  sf_conv3d_halo_planes(buffers, a, &lo, &hi);
   sf_cuda_conv3d_forward(SF_CU_STREAM, SF_CU_BLAS, sf_cuda_conv3d_flags(SF_CUDA_DIR_FWD, a->H, a->W, a->Cin, a->Cout),
                          sf_cu_blk(buffers[0], "conv3d_fwd y"), lo, sf_cu_blk(buffers[1], "conv3d_fwd x"), hi,
                          sf_vec_f(buffers[2]), sf_blk_nz(buffers[0]), a->H, a->W, a->Cin, a->Cout);
@@ -26,9 +21,9 @@ void sf_conv3d_fwd_cuda(void *buffers[], void *cl_arg)
 /* buffers: [dx, dy, w, dy_lo?, dy_hi?] */
 void sf_conv3d_bwd_data_cuda(void *buffers[], void *cl_arg)
 {
-  const sf_cu_conv3d_args *a = SF_CU_ARGS(sf_cu_conv3d_args, "conv3d_bwd_data", cl_arg);
+  const sf_conv3d_args *a = SF_CU_ARGS(sf_conv3d_args, "conv3d_bwd_data", cl_arg);
   const float *lo, *hi;
-  halos(buffers, a, &lo, &hi);
+  sf_conv3d_halo_planes(buffers, a, &lo, &hi);
   sf_cuda_conv3d_backward_data(SF_CU_STREAM, SF_CU_BLAS,
                                sf_cuda_conv3d_flags(SF_CUDA_DIR_BWD_DATA, a->H, a->W, a->Cin, a->Cout),
                                sf_cu_blk(buffers[0], "conv3d_bwd_data dx"), lo,
@@ -39,9 +34,9 @@ void sf_conv3d_bwd_data_cuda(void *buffers[], void *cl_arg)
 /* buffers: [dw, x, dy, x_lo?, x_hi?]; SF_ACC_PARTIAL (overwrite) zeroes the partial first */
 void sf_conv3d_bwd_weights_cuda(void *buffers[], void *cl_arg)
 {
-  const sf_cu_conv3d_args *a = SF_CU_ARGS(sf_cu_conv3d_args, "conv3d_bwd_weights", cl_arg);
+  const sf_conv3d_args *a = SF_CU_ARGS(sf_conv3d_args, "conv3d_bwd_weights", cl_arg);
   const float *lo, *hi;
-  halos(buffers, a, &lo, &hi);
+  sf_conv3d_halo_planes(buffers, a, &lo, &hi);
   cudaStream_t s = SF_CU_STREAM;
   float *dw = sf_vec_f(buffers[0]);
   if (a->overwrite) sf_cu_check(cudaMemsetAsync(dw, 0, sf_vec_n(buffers[0]) * sizeof(float), s), "cudaMemsetAsync(dw)");

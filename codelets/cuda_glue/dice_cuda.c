@@ -7,7 +7,7 @@
 /* buffers: [acc_part (K,3) double, z, lab (uint16)] */
 void sf_dice_hard_partial_cuda(void *buffers[], void *cl_arg)
 {
-  const sf_cu_dice_args *a = SF_CU_ARGS(sf_cu_dice_args, "dice_hard_partial", cl_arg);
+  const sf_dice_args *a = SF_CU_ARGS(sf_dice_args, "dice_hard_partial", cl_arg);
   cudaStream_t s = SF_CU_STREAM;
   double *acc = sf_vec_d(buffers[0]);
   sf_cu_check(cudaMemsetAsync(acc, 0, sf_vec_n(buffers[0]) * sizeof(double), s), "cudaMemsetAsync(dice acc)");

@@ -8,8 +8,8 @@ const void *sf_cu_args(const char *codelet, void *cl_arg, size_t size)
 {
   struct starpu_task *t = starpu_task_get_current();
   if (!t || !cl_arg || t->cl_arg_size != size)
-    SF_ABORT("CUDA wrapper of %s: cl_arg has %zu bytes, expected %zu (the sf_cu_*_args mirror in "
-             "codelets/cuda_glue/cuda_glue.h must match the codelet's struct)",
+    SF_ABORT("CUDA wrapper of %s: cl_arg has %zu bytes, expected %zu (the op's struct in "
+             "scaffold/codelet_args.h)",
              codelet, t && cl_arg ? t->cl_arg_size : (size_t)0, size);
   return cl_arg;
 }

@@ -5,12 +5,12 @@
 
 #ifdef SF_CUDA_GLUE
 
-#define GN_ARGS(name) SF_CU_ARGS(sf_cu_groupnorm_args, name, cl_arg)
+#define GN_ARGS(name) SF_CU_ARGS(sf_groupnorm_args, name, cl_arg)
 
 /* buffers: [stats_part (G,2) double, x] */
 void sf_groupnorm_stats_cuda(void *buffers[], void *cl_arg)
 {
-  const sf_cu_groupnorm_args *a = GN_ARGS("groupnorm_stats");
+  const sf_groupnorm_args *a = GN_ARGS("groupnorm_stats");
   cudaStream_t s = SF_CU_STREAM;
   double *part = sf_vec_d(buffers[0]);
   sf_cu_check(cudaMemsetAsync(part, 0, sf_vec_n(buffers[0]) * sizeof(double), s), "cudaMemsetAsync(stats)");
@@ -21,7 +21,7 @@ void sf_groupnorm_stats_cuda(void *buffers[], void *cl_arg)
 /* buffers: [y, x, stats, gamma, beta] */
 void sf_groupnorm_fwd_cuda(void *buffers[], void *cl_arg)
 {
-  const sf_cu_groupnorm_args *a = GN_ARGS("groupnorm_fwd");
+  const sf_groupnorm_args *a = GN_ARGS("groupnorm_fwd");
   sf_cuda_groupnorm_forward(SF_CU_STREAM, sf_cu_blk(buffers[0], "groupnorm_fwd y"),
                             sf_cu_blk(buffers[1], "groupnorm_fwd x"), sf_vec_d(buffers[2]), sf_vec_f(buffers[3]),
                             sf_vec_f(buffers[4]), sf_blk_vox(buffers[1], a->C), a->ntotal, a->C, a->G, a->eps, a->relu);
@@ -30,7 +30,7 @@ void sf_groupnorm_fwd_cuda(void *buffers[], void *cl_arg)
 /* buffers: [bwd_part (2G+2C) double, dy, y, x, stats, gamma] */
 void sf_groupnorm_bwd_stats_cuda(void *buffers[], void *cl_arg)
 {
-  const sf_cu_groupnorm_args *a = GN_ARGS("groupnorm_bwd_stats");
+  const sf_groupnorm_args *a = GN_ARGS("groupnorm_bwd_stats");
   cudaStream_t s = SF_CU_STREAM;
   double *part = sf_vec_d(buffers[0]);
   sf_cu_check(cudaMemsetAsync(part, 0, sf_vec_n(buffers[0]) * sizeof(double), s), "cudaMemsetAsync(bwd_part)");
@@ -45,7 +45,7 @@ void sf_groupnorm_bwd_stats_cuda(void *buffers[], void *cl_arg)
  * gradients (written) */
 void sf_groupnorm_bwd_reduce_cuda(void *buffers[], void *cl_arg)
 {
-  const sf_cu_groupnorm_args *a = GN_ARGS("groupnorm_bwd_reduce");
+  const sf_groupnorm_args *a = GN_ARGS("groupnorm_bwd_reduce");
   cudaStream_t s = SF_CU_STREAM;
   int nparts = sf_task_nbuffers() - 3;
   const double *parts[256];
@@ -62,7 +62,7 @@ void sf_groupnorm_bwd_reduce_cuda(void *buffers[], void *cl_arg)
 /* buffers: [dx, dy, y, x, stats, bwd_sum, gamma] */
 void sf_groupnorm_bwd_data_cuda(void *buffers[], void *cl_arg)
 {
-  const sf_cu_groupnorm_args *a = GN_ARGS("groupnorm_bwd_data");
+  const sf_groupnorm_args *a = GN_ARGS("groupnorm_bwd_data");
   sf_cuda_groupnorm_backward_data(SF_CU_STREAM, sf_cu_blk(buffers[0], "groupnorm_bwd_data dx"),
                                   sf_cu_blk(buffers[1], "groupnorm_bwd_data dy"),
                                   sf_cu_blk(buffers[2], "groupnorm_bwd_data y"),

@@ -7,7 +7,7 @@
 
 void sf_maxpool3d_fwd_cuda(void *buffers[], void *cl_arg)
 {
-  const sf_cu_maxpool3d_args *a = SF_CU_ARGS(sf_cu_maxpool3d_args, "maxpool3d_fwd", cl_arg);
+  const sf_maxpool3d_args *a = SF_CU_ARGS(sf_maxpool3d_args, "maxpool3d_fwd", cl_arg);
   sf_cuda_maxpool3d_forward(SF_CU_STREAM, sf_cu_blk(buffers[0], "maxpool3d_fwd y"),
                             (uint8_t *)sf_cu_blk(buffers[1], "maxpool3d_fwd idx"), sf_cu_blk(buffers[2], "maxpool3d_fwd x"),
                             sf_blk_nz(buffers[0]), sf_blk_ny(buffers[0]), sf_blk_w(buffers[0], a->C), a->C);
@@ -15,7 +15,7 @@ void sf_maxpool3d_fwd_cuda(void *buffers[], void *cl_arg)
 
 void sf_maxpool3d_bwd_cuda(void *buffers[], void *cl_arg)
 {
-  const sf_cu_maxpool3d_args *a = SF_CU_ARGS(sf_cu_maxpool3d_args, "maxpool3d_bwd", cl_arg);
+  const sf_maxpool3d_args *a = SF_CU_ARGS(sf_maxpool3d_args, "maxpool3d_bwd", cl_arg);
   cudaStream_t s = SF_CU_STREAM;
   float *dx = sf_cu_blk(buffers[0], "maxpool3d_bwd dx");
   sf_cuda_maxpool3d_backward(s, dx, sf_cu_blk(buffers[1], "maxpool3d_bwd dy"),

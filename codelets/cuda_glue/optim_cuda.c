@@ -17,7 +17,7 @@ void sf_sumsq_cuda(void *buffers[], void *cl_arg)
 /* buffers: [clip (2) double, part_0 .. part_{P-1}] */
 void sf_clip_coef_cuda(void *buffers[], void *cl_arg)
 {
-  const sf_cu_clip_args *a = SF_CU_ARGS(sf_cu_clip_args, "clip_coef", cl_arg);
+  const sf_clip_args *a = SF_CU_ARGS(sf_clip_args, "clip_coef", cl_arg);
   int nparts = sf_task_nbuffers() - 1;
   const double *parts[256];
   SF_ASSERT(nparts >= 0 && nparts <= 256);
@@ -28,7 +28,7 @@ void sf_clip_coef_cuda(void *buffers[], void *cl_arg)
 /* buffers: [w, m, v, g, clip?] */
 void sf_adam_cuda(void *buffers[], void *cl_arg)
 {
-  const sf_cu_adam_args *a = SF_CU_ARGS(sf_cu_adam_args, "adam", cl_arg);
+  const sf_adam_args *a = SF_CU_ARGS(sf_adam_args, "adam", cl_arg);
   sf_cuda_adam_step_coef(SF_CU_STREAM, sf_vec_f(buffers[0]), sf_vec_f(buffers[1]), sf_vec_f(buffers[2]),
                          sf_vec_f(buffers[3]), sf_vec_n(buffers[0]), a->lr, a->beta1, a->beta2, a->eps, a->step,
                          a->has_clip ? sf_vec_d(buffers[4]) : NULL);

@@ -7,7 +7,7 @@
 /* buffers: [dst] */
 void sf_sample_load_cuda(void *buffers[], void *cl_arg)
 {
-  const sf_cu_sample_args *a = SF_CU_ARGS(sf_cu_sample_args, "sample_load", cl_arg);
+  const sf_sample_args *a = SF_CU_ARGS(sf_sample_args, "sample_load", cl_arg);
   cudaStream_t s = SF_CU_STREAM;
   void *iface = buffers[0];
   if (!a->is_block) {

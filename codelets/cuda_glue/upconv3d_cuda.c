@@ -10,7 +10,7 @@
 
 void sf_upconv3d_fwd_cuda(void *buffers[], void *cl_arg)
 {
-  const sf_cu_conv_args *a = SF_CU_ARGS(sf_cu_conv_args, "upconv3d_fwd", cl_arg);
+  const sf_upconv3d_args *a = SF_CU_ARGS(sf_upconv3d_args, "upconv3d_fwd", cl_arg);
   sf_cuda_upconv3d_forward(SF_CU_STREAM, SF_CU_BLAS, sf_cuda_gemm_flags(), sf_cu_blk(buffers[0], "upconv3d_fwd y"),
                            sf_cu_blk(buffers[1], "upconv3d_fwd x"), sf_vec_f(buffers[2]), sf_vec_f(buffers[3]),
                            COARSE(buffers[1], a->Cin), a->Cin, a->Cout);
@@ -18,7 +18,7 @@ void sf_upconv3d_fwd_cuda(void *buffers[], void *cl_arg)
 
 void sf_upconv3d_bwd_data_cuda(void *buffers[], void *cl_arg)
 {
-  const sf_cu_conv_args *a = SF_CU_ARGS(sf_cu_conv_args, "upconv3d_bwd_data", cl_arg);
+  const sf_upconv3d_args *a = SF_CU_ARGS(sf_upconv3d_args, "upconv3d_bwd_data", cl_arg);
   sf_cuda_upconv3d_backward_data(SF_CU_STREAM, SF_CU_BLAS, sf_cuda_gemm_flags(),
                                  sf_cu_blk(buffers[0], "upconv3d_bwd_data dx"), sf_cu_blk(buffers[1], "upconv3d_bwd_data dy"),
                                  sf_vec_f(buffers[2]), COARSE(buffers[0], a->Cin), a->Cin, a->Cout);
@@ -26,7 +26,7 @@ void sf_upconv3d_bwd_data_cuda(void *buffers[], void *cl_arg)
 
 void sf_upconv3d_bwd_weights_cuda(void *buffers[], void *cl_arg)
 {
-  const sf_cu_conv_args *a = SF_CU_ARGS(sf_cu_conv_args, "upconv3d_bwd_weights", cl_arg);
+  const sf_upconv3d_args *a = SF_CU_ARGS(sf_upconv3d_args, "upconv3d_bwd_weights", cl_arg);
   cudaStream_t s = SF_CU_STREAM;
   float *dw = sf_vec_f(buffers[0]), *db = sf_vec_f(buffers[1]);
   if (a->overwrite) {

@@ -5,26 +5,37 @@
  * SF_ACC_COMMUTE ones accumulated. */
 #include "ocl_internal.h"
 
+#include "../conv3d_halos.h"
+
 #ifdef STARPU_USE_OPENCL
+
+/* cl_arg fields passed straight to the kernels (conv3d.cl, conv1.cl, upconv3d.cl: int parameters) */
+SF_OCL_FIELD_IS(sf_conv3d_args, H, cl_int);
+SF_OCL_FIELD_IS(sf_conv3d_args, W, cl_int);
+SF_OCL_FIELD_IS(sf_conv3d_args, Cin, cl_int);
+SF_OCL_FIELD_IS(sf_conv3d_args, Cout, cl_int);
+SF_OCL_FIELD_IS(sf_conv1_args, Cin, cl_int); /* sf_upconv3d_args is the same type */
+SF_OCL_FIELD_IS(sf_conv1_args, Cout, cl_int);
 
 /* ---- 3x3x3 convolution: [out, in, w|dy, lo?, hi?] ---- */
 
-/* halo planes of buffers 3 (lo) and 4 or 3 (hi); a missing one is replaced by `dummy` + has = 0 */
-static void halos(void *buffers[], const sf_ocl_conv3d_args *a, sf_ocl_buf dummy, sf_ocl_buf *lo, sf_ocl_buf *hi,
+/* the halo planes (conv3d_halos.h); a missing one is replaced by `dummy` + has = 0 */
+static void halos(void *buffers[], const sf_conv3d_args *a, sf_ocl_buf dummy, sf_ocl_buf *lo, sf_ocl_buf *hi,
                   cl_int *has_lo, cl_int *has_hi, const char *what)
 {
-  int i = 3;
-  *has_lo = a->has_lo != 0;
-  *has_hi = a->has_hi != 0;
-  *lo = a->has_lo ? sf_ocl_last_plane(buffers[i++], what) : dummy;
-  *hi = a->has_hi ? sf_ocl_first_plane(buffers[i], what) : dummy;
+  void *slab_lo, *slab_hi;
+  sf_conv3d_halo_slabs(buffers, a, &slab_lo, &slab_hi);
+  *has_lo = slab_lo != NULL;
+  *has_hi = slab_hi != NULL;
+  *lo = slab_lo ? sf_ocl_last_plane(slab_lo, what) : dummy;
+  *hi = slab_hi ? sf_ocl_first_plane(slab_hi, what) : dummy;
 }
 
 /* buffers: [y, x, w, x_lo?, x_hi?] */
 void sf_conv3d_fwd_opencl(void *buffers[], void *cl_arg)
 {
-  sf_ocl_check_args("conv3d_fwd", sizeof(sf_ocl_conv3d_args));
-  const sf_ocl_conv3d_args *a = cl_arg;
+  sf_ocl_check_args("conv3d_fwd", sizeof(sf_conv3d_args));
+  const sf_conv3d_args *a = cl_arg;
   sf_ocl_check_block(buffers[0], (size_t)a->W * a->Cout, a->H, "conv3d_fwd y");
   sf_ocl_check_block(buffers[1], (size_t)a->W * a->Cin, a->H, "conv3d_fwd x");
   sf_ocl_buf y = sf_ocl_block(buffers[0], 4, "conv3d_fwd y"), x = sf_ocl_block(buffers[1], 4, "conv3d_fwd x");
@@ -40,8 +51,8 @@ void sf_conv3d_fwd_opencl(void *buffers[], void *cl_arg)
 /* buffers: [dx, dy, w, dy_lo?, dy_hi?] */
 void sf_conv3d_bwd_data_opencl(void *buffers[], void *cl_arg)
 {
-  sf_ocl_check_args("conv3d_bwd_data", sizeof(sf_ocl_conv3d_args));
-  const sf_ocl_conv3d_args *a = cl_arg;
+  sf_ocl_check_args("conv3d_bwd_data", sizeof(sf_conv3d_args));
+  const sf_conv3d_args *a = cl_arg;
   sf_ocl_check_block(buffers[0], (size_t)a->W * a->Cin, a->H, "conv3d_bwd_data dx");
   sf_ocl_check_block(buffers[1], (size_t)a->W * a->Cout, a->H, "conv3d_bwd_data dy");
   sf_ocl_buf dx = sf_ocl_block(buffers[0], 4, "conv3d_bwd_data dx");
@@ -58,8 +69,8 @@ void sf_conv3d_bwd_data_opencl(void *buffers[], void *cl_arg)
 /* buffers: [dw, x, dy, x_lo?, x_hi?] */
 void sf_conv3d_bwd_weights_opencl(void *buffers[], void *cl_arg)
 {
-  sf_ocl_check_args("conv3d_bwd_weights", sizeof(sf_ocl_conv3d_args));
-  const sf_ocl_conv3d_args *a = cl_arg;
+  sf_ocl_check_args("conv3d_bwd_weights", sizeof(sf_conv3d_args));
+  const sf_conv3d_args *a = cl_arg;
   sf_ocl_check_block(buffers[1], (size_t)a->W * a->Cin, a->H, "conv3d_bwd_weights x");
   sf_ocl_check_block(buffers[2], (size_t)a->W * a->Cout, a->H, "conv3d_bwd_weights dy");
   sf_ocl_buf dw = sf_ocl_vector(buffers[0], 4, "conv3d_bwd_weights dw");
@@ -79,8 +90,8 @@ void sf_conv3d_bwd_weights_opencl(void *buffers[], void *cl_arg)
 /* buffers: [y, x, w, b] */
 void sf_conv1_fwd_opencl(void *buffers[], void *cl_arg)
 {
-  sf_ocl_check_args("conv1_fwd", sizeof(sf_ocl_conv_args));
-  const sf_ocl_conv_args *a = cl_arg;
+  sf_ocl_check_args("conv1_fwd", sizeof(sf_conv1_args));
+  const sf_conv1_args *a = cl_arg;
   sf_ocl_buf y = sf_ocl_block(buffers[0], 4, "conv1_fwd y"), x = sf_ocl_block(buffers[1], 4, "conv1_fwd x");
   sf_ocl_buf w = sf_ocl_vector(buffers[2], 4, "conv1_fwd w"), b = sf_ocl_vector(buffers[3], 4, "conv1_fwd b");
   cl_ulong n = sf_ocl_vox(buffers[1], a->Cin);
@@ -92,8 +103,8 @@ void sf_conv1_fwd_opencl(void *buffers[], void *cl_arg)
 /* buffers: [dx, dy, w] */
 void sf_conv1_bwd_data_opencl(void *buffers[], void *cl_arg)
 {
-  sf_ocl_check_args("conv1_bwd_data", sizeof(sf_ocl_conv_args));
-  const sf_ocl_conv_args *a = cl_arg;
+  sf_ocl_check_args("conv1_bwd_data", sizeof(sf_conv1_args));
+  const sf_conv1_args *a = cl_arg;
   sf_ocl_buf dx = sf_ocl_block(buffers[0], 4, "conv1_bwd_data dx");
   sf_ocl_buf dy = sf_ocl_block(buffers[1], 4, "conv1_bwd_data dy");
   sf_ocl_buf w = sf_ocl_vector(buffers[2], 4, "conv1_bwd_data w");
@@ -106,8 +117,8 @@ void sf_conv1_bwd_data_opencl(void *buffers[], void *cl_arg)
 /* buffers: [dw, db, x, dy] */
 void sf_conv1_bwd_weights_opencl(void *buffers[], void *cl_arg)
 {
-  sf_ocl_check_args("conv1_bwd_weights", sizeof(sf_ocl_conv_args));
-  const sf_ocl_conv_args *a = cl_arg;
+  sf_ocl_check_args("conv1_bwd_weights", sizeof(sf_conv1_args));
+  const sf_conv1_args *a = cl_arg;
   sf_ocl_buf dw = sf_ocl_vector(buffers[0], 4, "conv1_bwd_weights dw");
   sf_ocl_buf db = sf_ocl_vector(buffers[1], 4, "conv1_bwd_weights db");
   sf_ocl_buf x = sf_ocl_block(buffers[2], 4, "conv1_bwd_weights x");
@@ -125,8 +136,8 @@ void sf_conv1_bwd_weights_opencl(void *buffers[], void *cl_arg)
 /* buffers: [y, x, w, b] */
 void sf_upconv3d_fwd_opencl(void *buffers[], void *cl_arg)
 {
-  sf_ocl_check_args("upconv3d_fwd", sizeof(sf_ocl_conv_args));
-  const sf_ocl_conv_args *a = cl_arg;
+  sf_ocl_check_args("upconv3d_fwd", sizeof(sf_upconv3d_args));
+  const sf_upconv3d_args *a = cl_arg;
   void *c = buffers[1];
   cl_int nd = sf_ocl_nz(c), H = (cl_int)STARPU_BLOCK_GET_NY(c), W = (cl_int)(STARPU_BLOCK_GET_NX(c) / a->Cin);
   sf_ocl_check_block(buffers[0], (size_t)2 * W * a->Cout, (size_t)2 * H, "upconv3d_fwd y");
@@ -140,8 +151,8 @@ void sf_upconv3d_fwd_opencl(void *buffers[], void *cl_arg)
 /* buffers: [dx, dy, w] */
 void sf_upconv3d_bwd_data_opencl(void *buffers[], void *cl_arg)
 {
-  sf_ocl_check_args("upconv3d_bwd_data", sizeof(sf_ocl_conv_args));
-  const sf_ocl_conv_args *a = cl_arg;
+  sf_ocl_check_args("upconv3d_bwd_data", sizeof(sf_upconv3d_args));
+  const sf_upconv3d_args *a = cl_arg;
   void *c = buffers[0];
   cl_int nd = sf_ocl_nz(c), H = (cl_int)STARPU_BLOCK_GET_NY(c), W = (cl_int)(STARPU_BLOCK_GET_NX(c) / a->Cin);
   sf_ocl_check_block(buffers[1], (size_t)2 * W * a->Cout, (size_t)2 * H, "upconv3d_bwd_data dy");
@@ -156,8 +167,8 @@ void sf_upconv3d_bwd_data_opencl(void *buffers[], void *cl_arg)
 /* buffers: [dw, db, x, dy] */
 void sf_upconv3d_bwd_weights_opencl(void *buffers[], void *cl_arg)
 {
-  sf_ocl_check_args("upconv3d_bwd_weights", sizeof(sf_ocl_conv_args));
-  const sf_ocl_conv_args *a = cl_arg;
+  sf_ocl_check_args("upconv3d_bwd_weights", sizeof(sf_upconv3d_args));
+  const sf_upconv3d_args *a = cl_arg;
   void *c = buffers[2];
   cl_int nd = sf_ocl_nz(c), H = (cl_int)STARPU_BLOCK_GET_NY(c), W = (cl_int)(STARPU_BLOCK_GET_NX(c) / a->Cin);
   sf_ocl_check_block(buffers[3], (size_t)2 * W * a->Cout, (size_t)2 * H, "upconv3d_bwd_weights dy");

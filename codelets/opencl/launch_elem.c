@@ -6,6 +6,14 @@
 
 #ifdef STARPU_USE_OPENCL
 
+/* cl_arg fields passed straight to the kernels of elementwise.cl and loss.cl (has_add is converted) */
+SF_OCL_FIELD_IS(sf_maxpool3d_args, C, cl_int);
+SF_OCL_FIELD_IS(sf_concat_args, Ca, cl_int);
+SF_OCL_FIELD_IS(sf_concat_args, Cb, cl_int);
+SF_OCL_FIELD_IS(sf_loss_args, K, cl_int);
+SF_OCL_FIELD_IS(sf_loss_args, scale, cl_float);
+SF_OCL_FIELD_IS(sf_dice_args, K, cl_int);
+
 /* ---- ReLU ---- */
 
 /* buffers: [y, x] (blocks or vectors of floats) */
@@ -36,8 +44,8 @@ void sf_relu_bwd_opencl(void *buffers[], void *cl_arg)
 /* buffers: [y, idx (uint8), x] */
 void sf_maxpool3d_fwd_opencl(void *buffers[], void *cl_arg)
 {
-  sf_ocl_check_args("maxpool3d_fwd", sizeof(sf_ocl_maxpool3d_args));
-  const sf_ocl_maxpool3d_args *a = cl_arg;
+  sf_ocl_check_args("maxpool3d_fwd", sizeof(sf_maxpool3d_args));
+  const sf_maxpool3d_args *a = cl_arg;
   void *c = buffers[0];
   cl_int nd = sf_ocl_nz(c), H = (cl_int)STARPU_BLOCK_GET_NY(c), W = (cl_int)(STARPU_BLOCK_GET_NX(c) / a->C);
   sf_ocl_check_block(buffers[2], (size_t)2 * W * a->C, (size_t)2 * H, "maxpool3d_fwd x");
@@ -51,8 +59,8 @@ void sf_maxpool3d_fwd_opencl(void *buffers[], void *cl_arg)
 /* buffers: [dx, dy, idx, add?] */
 void sf_maxpool3d_bwd_opencl(void *buffers[], void *cl_arg)
 {
-  sf_ocl_check_args("maxpool3d_bwd", sizeof(sf_ocl_maxpool3d_args));
-  const sf_ocl_maxpool3d_args *a = cl_arg;
+  sf_ocl_check_args("maxpool3d_bwd", sizeof(sf_maxpool3d_args));
+  const sf_maxpool3d_args *a = cl_arg;
   void *c = buffers[1];
   cl_int nd = sf_ocl_nz(c), H = (cl_int)STARPU_BLOCK_GET_NY(c), W = (cl_int)(STARPU_BLOCK_GET_NX(c) / a->C);
   sf_ocl_check_block(buffers[0], (size_t)2 * W * a->C, (size_t)2 * H, "maxpool3d_bwd dx");
@@ -71,8 +79,8 @@ void sf_maxpool3d_bwd_opencl(void *buffers[], void *cl_arg)
 /* buffers: [y, a, b] */
 void sf_concat_fwd_opencl(void *buffers[], void *cl_arg)
 {
-  sf_ocl_check_args("concat_fwd", sizeof(sf_ocl_concat_args));
-  const sf_ocl_concat_args *c = cl_arg;
+  sf_ocl_check_args("concat_fwd", sizeof(sf_concat_args));
+  const sf_concat_args *c = cl_arg;
   sf_ocl_buf y = sf_ocl_block(buffers[0], 4, "concat_fwd y"), a = sf_ocl_block(buffers[1], 4, "concat_fwd a");
   sf_ocl_buf b = sf_ocl_block(buffers[2], 4, "concat_fwd b");
   cl_ulong n = sf_ocl_vox(buffers[1], c->Ca);
@@ -84,8 +92,8 @@ void sf_concat_fwd_opencl(void *buffers[], void *cl_arg)
 /* buffers: [da, db, dy] */
 void sf_concat_bwd_opencl(void *buffers[], void *cl_arg)
 {
-  sf_ocl_check_args("concat_bwd", sizeof(sf_ocl_concat_args));
-  const sf_ocl_concat_args *c = cl_arg;
+  sf_ocl_check_args("concat_bwd", sizeof(sf_concat_args));
+  const sf_concat_args *c = cl_arg;
   sf_ocl_buf da = sf_ocl_block(buffers[0], 4, "concat_bwd da"), db = sf_ocl_block(buffers[1], 4, "concat_bwd db");
   sf_ocl_buf dy = sf_ocl_block(buffers[2], 4, "concat_bwd dy");
   cl_ulong n = sf_ocl_vox(buffers[0], c->Ca);
@@ -99,8 +107,8 @@ void sf_concat_bwd_opencl(void *buffers[], void *cl_arg)
 /* buffers: [acc_part SF_LOSS_NACC(K) double, z, lab (uint16), cw] */
 void sf_loss_partial_opencl(void *buffers[], void *cl_arg)
 {
-  sf_ocl_check_args("loss_partial", sizeof(sf_ocl_loss_args));
-  const sf_ocl_loss_args *a = cl_arg;
+  sf_ocl_check_args("loss_partial", sizeof(sf_loss_args));
+  const sf_loss_args *a = cl_arg;
   sf_ocl_buf acc = sf_ocl_vector(buffers[0], 8, "loss_partial acc");
   if (STARPU_VECTOR_GET_NX(buffers[0]) != (uint32_t)(2 + 3 * a->K))
     SF_ABORT("OpenCL loss_partial: acc has %u doubles, expected 2+3K = %d", STARPU_VECTOR_GET_NX(buffers[0]),
@@ -117,8 +125,8 @@ void sf_loss_partial_opencl(void *buffers[], void *cl_arg)
 /* buffers: [dz, z, lab, cw, acc] */
 void sf_loss_bwd_opencl(void *buffers[], void *cl_arg)
 {
-  sf_ocl_check_args("loss_bwd", sizeof(sf_ocl_loss_args));
-  const sf_ocl_loss_args *a = cl_arg;
+  sf_ocl_check_args("loss_bwd", sizeof(sf_loss_args));
+  const sf_loss_args *a = cl_arg;
   sf_ocl_buf dz = sf_ocl_block(buffers[0], 4, "loss_bwd dz"), z = sf_ocl_block(buffers[1], 4, "loss_bwd z");
   sf_ocl_buf lab = sf_ocl_block(buffers[2], 2, "loss_bwd lab"), cw = sf_ocl_vector(buffers[3], 4, "loss_bwd cw");
   sf_ocl_buf acc = sf_ocl_vector(buffers[4], 8, "loss_bwd acc");
@@ -131,8 +139,8 @@ void sf_loss_bwd_opencl(void *buffers[], void *cl_arg)
 /* buffers: [acc_part (K,3) double, z, lab (uint16)] */
 void sf_dice_hard_partial_opencl(void *buffers[], void *cl_arg)
 {
-  sf_ocl_check_args("dice_hard_partial", sizeof(sf_ocl_dice_args));
-  const sf_ocl_dice_args *a = cl_arg;
+  sf_ocl_check_args("dice_hard_partial", sizeof(sf_dice_args));
+  const sf_dice_args *a = cl_arg;
   sf_ocl_buf acc = sf_ocl_vector(buffers[0], 8, "dice_hard_partial acc");
   if (STARPU_VECTOR_GET_NX(buffers[0]) != (uint32_t)(3 * a->K))
     SF_ABORT("OpenCL dice_hard_partial: acc has %u doubles, expected 3K = %d", STARPU_VECTOR_GET_NX(buffers[0]),

@@ -6,12 +6,17 @@
 
 #ifdef STARPU_USE_OPENCL
 
-#define ARGS(name) (sf_ocl_check_args(name, sizeof(sf_ocl_groupnorm_args)), (const sf_ocl_groupnorm_args *)cl_arg)
+/* cl_arg fields passed straight to the kernels of groupnorm.cl (ntotal and relu are converted) */
+SF_OCL_FIELD_IS(sf_groupnorm_args, C, cl_int);
+SF_OCL_FIELD_IS(sf_groupnorm_args, G, cl_int);
+SF_OCL_FIELD_IS(sf_groupnorm_args, eps, cl_float);
+
+#define ARGS(name) (sf_ocl_check_args(name, sizeof(sf_groupnorm_args)), (const sf_groupnorm_args *)cl_arg)
 
 /* buffers: [stats_part (G,2) double, x] */
 void sf_groupnorm_stats_opencl(void *buffers[], void *cl_arg)
 {
-  const sf_ocl_groupnorm_args *a = ARGS("groupnorm_stats");
+  const sf_groupnorm_args *a = ARGS("groupnorm_stats");
   sf_ocl_buf part = sf_ocl_vector(buffers[0], 8, "groupnorm_stats part");
   sf_ocl_buf x = sf_ocl_block(buffers[1], 4, "groupnorm_stats x");
   if (STARPU_VECTOR_GET_NX(buffers[0]) != (uint32_t)(2 * a->G))
@@ -27,7 +32,7 @@ void sf_groupnorm_stats_opencl(void *buffers[], void *cl_arg)
 /* buffers: [y, x, stats, gamma, beta] */
 void sf_groupnorm_fwd_opencl(void *buffers[], void *cl_arg)
 {
-  const sf_ocl_groupnorm_args *a = ARGS("groupnorm_fwd");
+  const sf_groupnorm_args *a = ARGS("groupnorm_fwd");
   sf_ocl_buf y = sf_ocl_block(buffers[0], 4, "groupnorm_fwd y"), x = sf_ocl_block(buffers[1], 4, "groupnorm_fwd x");
   sf_ocl_buf stats = sf_ocl_vector(buffers[2], 8, "groupnorm_fwd stats");
   sf_ocl_buf gamma = sf_ocl_vector(buffers[3], 4, "groupnorm_fwd gamma");
@@ -43,7 +48,7 @@ void sf_groupnorm_fwd_opencl(void *buffers[], void *cl_arg)
 /* buffers: [bwd_part (2G+2C) double, dy, y, x, stats, gamma] */
 void sf_groupnorm_bwd_stats_opencl(void *buffers[], void *cl_arg)
 {
-  const sf_ocl_groupnorm_args *a = ARGS("groupnorm_bwd_stats");
+  const sf_groupnorm_args *a = ARGS("groupnorm_bwd_stats");
   sf_ocl_buf part = sf_ocl_vector(buffers[0], 8, "groupnorm_bwd_stats part");
   if (STARPU_VECTOR_GET_NX(buffers[0]) != (uint32_t)(2 * a->G + 2 * a->C))
     SF_ABORT("OpenCL groupnorm_bwd_stats: partial has %u doubles, expected 2G+2C = %d",
@@ -65,7 +70,7 @@ void sf_groupnorm_bwd_stats_opencl(void *buffers[], void *cl_arg)
  * in that order, then dgamma, dbeta := the float of the reduced dgb */
 void sf_groupnorm_bwd_reduce_opencl(void *buffers[], void *cl_arg)
 {
-  const sf_ocl_groupnorm_args *a = ARGS("groupnorm_bwd_reduce");
+  const sf_groupnorm_args *a = ARGS("groupnorm_bwd_reduce");
   sf_ocl_buf sum = sf_ocl_vector(buffers[0], 8, "groupnorm_bwd_reduce sum");
   sf_ocl_buf dgamma = sf_ocl_vector(buffers[1], 4, "groupnorm_bwd_reduce dgamma");
   sf_ocl_buf dbeta = sf_ocl_vector(buffers[2], 4, "groupnorm_bwd_reduce dbeta");
@@ -90,7 +95,7 @@ void sf_groupnorm_bwd_reduce_opencl(void *buffers[], void *cl_arg)
 /* buffers: [dx, dy, y, x, stats, bwd_sum, gamma] */
 void sf_groupnorm_bwd_data_opencl(void *buffers[], void *cl_arg)
 {
-  const sf_ocl_groupnorm_args *a = ARGS("groupnorm_bwd_data");
+  const sf_groupnorm_args *a = ARGS("groupnorm_bwd_data");
   sf_ocl_buf dx = sf_ocl_block(buffers[0], 4, "groupnorm_bwd_data dx");
   sf_ocl_buf dy = sf_ocl_block(buffers[1], 4, "groupnorm_bwd_data dy");
   sf_ocl_buf y = sf_ocl_block(buffers[2], 4, "groupnorm_bwd_data y");

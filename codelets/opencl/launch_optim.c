@@ -7,6 +7,9 @@
 #ifdef STARPU_USE_OPENCL
 #include <math.h>
 
+/* cl_arg fields passed straight to the kernels of optim.cl (Adam's constants are rounded on the host) */
+SF_OCL_FIELD_IS(sf_clip_args, max_norm, cl_float);
+
 /* buffers: [part (1) double, g] (cl_arg NULL) */
 void sf_sumsq_opencl(void *buffers[], void *cl_arg)
 {
@@ -20,8 +23,8 @@ void sf_sumsq_opencl(void *buffers[], void *cl_arg)
 /* buffers: [clip (2) double, part_0 .. part_{P-1}] */
 void sf_clip_coef_opencl(void *buffers[], void *cl_arg)
 {
-  sf_ocl_check_args("clip_coef", sizeof(sf_ocl_clip_args));
-  const sf_ocl_clip_args *a = cl_arg;
+  sf_ocl_check_args("clip_coef", sizeof(sf_clip_args));
+  const sf_clip_args *a = cl_arg;
   sf_ocl_buf clip = sf_ocl_vector(buffers[0], 8, "clip_coef clip");
   int nparts = sf_ocl_nbuffers() - 1;
   cl_int step = 0;
@@ -39,8 +42,8 @@ void sf_clip_coef_opencl(void *buffers[], void *cl_arg)
 /* buffers: [w, m, v, g, clip?]; constants rounded on the host exactly like sf_adam_step */
 void sf_adam_opencl(void *buffers[], void *cl_arg)
 {
-  sf_ocl_check_args("adam", sizeof(sf_ocl_adam_args));
-  const sf_ocl_adam_args *a = cl_arg;
+  sf_ocl_check_args("adam", sizeof(sf_adam_args));
+  const sf_adam_args *a = cl_arg;
   sf_ocl_buf w = sf_ocl_vector(buffers[0], 4, "adam w"), m = sf_ocl_vector(buffers[1], 4, "adam m");
   sf_ocl_buf v = sf_ocl_vector(buffers[2], 4, "adam v"), g = sf_ocl_vector(buffers[3], 4, "adam g");
   sf_ocl_buf clip = a->has_clip ? sf_ocl_vector(buffers[4], 8, "adam clip") : w;
@@ -95,8 +98,8 @@ void sf_zero_opencl(void *buffers[], void *cl_arg)
  * stay valid until the task completes (the caller waits for the step), since the write is queued. */
 void sf_sample_load_opencl(void *buffers[], void *cl_arg)
 {
-  sf_ocl_check_args("sample_load", sizeof(sf_ocl_sample_args));
-  const sf_ocl_sample_args *a = cl_arg;
+  sf_ocl_check_args("sample_load", sizeof(sf_sample_args));
+  const sf_sample_args *a = cl_arg;
   void *iface = buffers[0];
   cl_command_queue q = sf_ocl_queue();
   if (!a->is_block) {

@@ -67,8 +67,8 @@ static inline cl_ulong sf_ocl_vox(void *iface, int C)
 /* Dies unless the block holds nx == row and ny == ny elements per plane (checks cl_arg sizes). */
 void sf_ocl_check_block(void *iface, size_t row, size_t ny, const char *what);
 
-/* Dies unless the running task's cl_arg has `size` bytes (catches drift between the codelets'
- * private arg structs and the sf_ocl_*_args mirrors). */
+/* Dies unless the running task's cl_arg has `size` bytes, the size of the op's struct in
+ * scaffold/codelet_args.h (catches a task submitted with another op's struct). */
 void sf_ocl_check_args(const char *codelet, size_t size);
 /* The running task's buffer count (variable-buffer codelets). */
 int sf_ocl_nbuffers(void);
@@ -81,6 +81,14 @@ typedef struct {
 #define SF_OCL_ARG(x) ((sf_ocl_arg){sizeof(x), &(x)})
 /* A buffer as two arguments (cl_mem, cl_ulong element offset). */
 #define SF_OCL_BUF(b) SF_OCL_ARG((b).mem), SF_OCL_ARG((b).off)
+
+/* Compile-time check of a cl_arg field (scaffold/codelet_args.h) that a launcher passes unchanged as a
+ * kernel argument, SF_OCL_ARG(a->field): its host type must be the one of the kernel's parameter in
+ * the .cl source (cl_int for `int`, cl_float for `float`), since clSetKernelArg copies sizeof(field)
+ * bytes that the kernel reads as its own type. Changing such a field's type breaks the build here. */
+#define SF_OCL_FIELD_IS(type, field, cltype)                                                          \
+  _Static_assert(_Generic(((type *)0)->field, cltype: 1, default: 0),                                 \
+                 #type "." #field " is passed to the kernels as " #cltype)
 
 /* Sets the arguments and enqueues kernel id on the worker's queue over `items` work-items (nothing
  * when 0). Dies with the kernel name and the OpenCL error on failure. */

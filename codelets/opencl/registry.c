@@ -300,8 +300,8 @@ void sf_ocl_check_args(const char *codelet, size_t size)
 {
   struct starpu_task *t = starpu_task_get_current();
   if (!t || !t->cl_arg || t->cl_arg_size != size)
-    SF_ABORT("OpenCL launcher for %s: cl_arg has %zu bytes, expected %zu (sf_ocl_*_args in scaffold/opencl.h must "
-             "mirror the codelet's struct)",
+    SF_ABORT("OpenCL launcher for %s: cl_arg has %zu bytes, expected %zu (the op's struct in "
+             "scaffold/codelet_args.h)",
              codelet, t && t->cl_arg ? t->cl_arg_size : (size_t)0, size);
 }
 

@@ -6,8 +6,8 @@
  *  - Sources: codelets/opencl/<family>.cl, embedded into the binary at build time
  *    (cmake/OpenCL.cmake); SF_OPENCL_KERNEL_DIR=<dir> loads <dir>/<family>.cl instead.
  *  - A launcher reads the same buffers, in the same order, and the same cl_arg struct as the CPU
- *    function of its codelet in codelets/<op>.c; the sf_ocl_*_args structs below mirror those
- *    private structs (checked by size at run time: a mismatch aborts naming the codelet).
+ *    function of its codelet in codelets/<op>.c: the op's struct in scaffold/codelet_args.h (the
+ *    launcher checks the task's cl_arg size: another op's struct aborts naming the codelet).
  *  - Semantics are those of scaffold/ops.h; each launcher writes its W buffers completely (partial
  *    sums and SF_ACC_PARTIAL gradients are overwritten, SF_ACC_COMMUTE gradients accumulated).
  * Without OpenCL in StarPU, sf_opencl_init/shutdown are no-ops, no source is embedded and the
@@ -16,6 +16,8 @@
 #define SF_OPENCL_H
 
 #include <stddef.h>
+
+#include "scaffold/codelet_args.h"
 
 /* Compiles every kernel source for every OpenCL worker's device. Call after starpu_init (the
  * launchers call it lazily otherwise). Returns the number of devices prepared (0 when StarPU has no
@@ -84,49 +86,6 @@ int sf_opencl_ieee_exact(void);
 int sf_opencl_source_count(void);
 const char *sf_opencl_source_name(int i);
 const char *sf_opencl_source_text(int i);
-
-/* ---- cl_arg layouts (mirrors of the codelets' private structs, same field order) ---- */
-typedef struct {
-  int H, W, Cin, Cout;
-  int has_lo, has_hi;
-  int overwrite;
-} sf_ocl_conv3d_args; /* codelets/conv3d.c: cl_conv3d_args */
-typedef struct {
-  int Cin, Cout;
-  int overwrite;
-} sf_ocl_conv_args; /* codelets/conv1.c: cl_conv1_args, codelets/upconv3d.c: cl_upconv3d_args */
-typedef struct {
-  size_t ntotal;
-  int C, G, relu;
-  float eps;
-} sf_ocl_groupnorm_args; /* codelets/groupnorm.c: cl_groupnorm_args */
-typedef struct {
-  int C;
-  int has_add;
-} sf_ocl_maxpool3d_args; /* codelets/maxpool3d.c */
-typedef struct {
-  int Ca, Cb;
-} sf_ocl_concat_args; /* codelets/concat.c */
-typedef struct {
-  int K;
-  float scale;
-} sf_ocl_loss_args; /* codelets/loss.c */
-typedef struct {
-  int K;
-} sf_ocl_dice_args; /* codelets/dice.c */
-typedef struct {
-  float max_norm;
-} sf_ocl_clip_args; /* codelets/optim.c */
-typedef struct {
-  double lr, beta1, beta2, eps;
-  long step;
-  int has_clip;
-} sf_ocl_adam_args; /* codelets/optim.c */
-typedef struct {
-  const void *src;
-  size_t bytes;
-  int is_block;
-} sf_ocl_sample_args; /* codelets/sample.c */
 
 /* ---- launchers: void f(void *buffers[], void *cl_arg), buffers as in codelets/<op>.c ---- */
 /* conv3d: [y, x, w, x_lo?, x_hi?], [dx, dy, w, dy_lo?, dy_hi?], [dw, x, dy, x_lo?, x_hi?] */

@@ -84,7 +84,7 @@ static void test_conv3d(uint64_t *seed)
     hdy[k] = ocl_block(dy + d0[k] * pout, W * Cout, H, depths[k], 4);
   }
   for (int k = 0; k < S; k++) {
-    sf_ocl_conv3d_args a = {H, W, Cin, Cout, k > 0, k < S - 1, 0};
+    sf_conv3d_args a = {H, W, Cin, Cout, k > 0, k < S - 1, 0};
     starpu_data_handle_t h[5];
     enum starpu_data_access_mode m[5];
     int n = conv_bufs(h, m, hy[k], Wm, hx[k], hw, hx, k, S);
@@ -113,7 +113,7 @@ static void test_conv3d(uint64_t *seed)
   /* partitioned volume: the children's OpenCL buffers are sub-ranges of the parent's */
   float *xbuf = calloc(D * pin, 4), *ybuf = calloc(D * pout, 4), *zeros = calloc(D * pout, 4);
   starpu_data_handle_t hxa = ocl_block(xbuf, W * Cin, H, D, 4), hya = ocl_block(ybuf, W * Cout, H, D, 4);
-  sf_ocl_sample_args sx = {x, D * pin * 4, 1}, sy = {zeros, D * pout * 4, 1};
+  sf_sample_args sx = {x, D * pin * 4, 1}, sy = {zeros, D * pout * 4, 1};
   ocl_submit(&c_sample, &sx, sizeof sx, 1, &hxa, &Wm); /* valid copy only on the OpenCL node */
   ocl_submit(&c_sample, &sy, sizeof sy, 1, &hya, &Wm);
   starpu_task_wait_for_all();
@@ -125,7 +125,7 @@ static void test_conv3d(uint64_t *seed)
   g_max_offset = 0;
   hw = ocl_vec(w, nw, 4);
   for (int k = 0; k < S; k++) {
-    sf_ocl_conv3d_args a = {H, W, Cin, Cout, k > 0, k < S - 1, 0};
+    sf_conv3d_args a = {H, W, Cin, Cout, k > 0, k < S - 1, 0};
     starpu_data_handle_t h[5];
     enum starpu_data_access_mode m[5];
     int n = conv_bufs(h, m, starpu_data_get_sub_data(hya, 1, k), Wm, cx[k], hw, cx, k, S);
@@ -176,7 +176,7 @@ static void test_conv1(uint64_t *seed)
     starpu_data_handle_t hy = hs[4 * k + 1] = ocl_block(y + d0[k] * plane * Cout, W * Cout, H, depths[k], 4);
     starpu_data_handle_t hdx = hs[4 * k + 2] = ocl_block(dx + d0[k] * plane * Cin, W * Cin, H, depths[k], 4);
     starpu_data_handle_t hdy = hs[4 * k + 3] = ocl_block(dy + d0[k] * plane * Cout, W * Cout, H, depths[k], 4);
-    sf_ocl_conv_args a = {Cin, Cout, 0};
+    sf_conv1_args a = {Cin, Cout, 0};
     starpu_data_handle_t f[4] = {hy, hx, hw, hb}, bd[3] = {hdx, hdy, hw}, bw[4] = {hdw, hdb, hx, hdy};
     enum starpu_data_access_mode mf[4] = {Wm, R, R, R}, mbd[3] = {Wm, R, R}, mbw[4] = {RW, RW, R, R};
     ocl_submit(&c_conv1_fwd, &a, sizeof a, 4, f, mf);
@@ -228,7 +228,7 @@ static void test_upconv(uint64_t *seed)
     starpu_data_handle_t hdx = hs[4 * k + 1] = ocl_block(dx + d0[k] * pc, W * Cin, H, depths[k], 4);
     starpu_data_handle_t hy = hs[4 * k + 2] = ocl_block(y + 2 * d0[k] * pf, 2 * W * Cout, 2 * H, 2 * depths[k], 4);
     starpu_data_handle_t hdy = hs[4 * k + 3] = ocl_block(dy + 2 * d0[k] * pf, 2 * W * Cout, 2 * H, 2 * depths[k], 4);
-    sf_ocl_conv_args a = {Cin, Cout, 0};
+    sf_upconv3d_args a = {Cin, Cout, 0};
     starpu_data_handle_t f[4] = {hy, hx, hw, hb}, bd[3] = {hdx, hdy, hw}, bw[4] = {hdw, hdb, hx, hdy};
     enum starpu_data_access_mode mf[4] = {Wm, R, R, R}, mbd[3] = {Wm, R, R}, mbw[4] = {RW, RW, R, R};
     ocl_submit(&c_up_fwd, &a, sizeof a, 4, f, mf);

@@ -75,7 +75,7 @@ static void test_groupnorm(uint64_t *seed, int relu)
   starpu_data_handle_t hx[S], hy[S], hyr[S], hdy[S], hdx[S], hps[S], hpb[S];
   starpu_data_handle_t hst = ocl_vec(stats, 2 * G, 8), hg = ocl_vec(gamma, C, 4), hb = ocl_vec(beta, C, 4);
   starpu_data_handle_t hbsum = ocl_vec(bsum, nb, 8), hdg = ocl_vec(dg, C, 4), hdb = ocl_vec(db, C, 4);
-  sf_ocl_groupnorm_args a = {n, C, G, relu, eps};
+  sf_groupnorm_args a = {n, C, G, relu, eps};
   for (int k = 0; k < S; k++) {
     size_t o = d0[k] * plane * C;
     pst[k] = dgarbage(2 * G);
@@ -175,7 +175,7 @@ static void test_maxpool(uint64_t *seed)
     starpu_data_handle_t hdy = hs[6 * k + 3] = ocl_block(dy + oc, W * C, H, depths[k], 4);
     starpu_data_handle_t hdx = hs[6 * k + 4] = ocl_block(dx + of, 2 * W * C, 2 * H, 2 * depths[k], 4);
     starpu_data_handle_t ha = hs[6 * k + 5] = ocl_block(add + of, 2 * W * C, 2 * H, 2 * depths[k], 4);
-    sf_ocl_maxpool3d_args a = {C, k == 0};
+    sf_maxpool3d_args a = {C, k == 0};
     starpu_data_handle_t b0[3] = {hy, hi, hx}, b1[4] = {hdx, hdy, hi, ha};
     enum starpu_data_access_mode m0[3] = {Wm, Wm, R}, m1[4] = {Wm, R, R, R};
     ocl_submit(&c_pool_fwd, &a, sizeof a, 3, b0, m0);
@@ -217,7 +217,7 @@ static void test_concat(uint64_t *seed)
     hs[6 * k + 3] = ocl_block(da + o * Ca, W * Ca, H, depths[k], 4);
     hs[6 * k + 4] = ocl_block(db + o * Cb, W * Cb, H, depths[k], 4);
     hs[6 * k + 5] = ocl_block(dy + o * C, W * C, H, depths[k], 4);
-    sf_ocl_concat_args args = {Ca, Cb};
+    sf_concat_args args = {Ca, Cb};
     starpu_data_handle_t b0[3] = {hs[6 * k], hs[6 * k + 1], hs[6 * k + 2]};
     starpu_data_handle_t b1[3] = {hs[6 * k + 3], hs[6 * k + 4], hs[6 * k + 5]};
     enum starpu_data_access_mode m0[3] = {Wm, R, R}, m1[3] = {Wm, Wm, R};
@@ -266,8 +266,8 @@ static void test_loss_dice(uint64_t *seed)
     starpu_data_handle_t hp = hs[5 * k + 2] = ocl_vec(part[k], NA, 8);
     starpu_data_handle_t hd = hs[5 * k + 3] = ocl_vec(dpart[k], 3 * K, 8);
     starpu_data_handle_t hdz = hs[5 * k + 4] = ocl_block(dz + o * K, W * K, H, depths[k], 4);
-    sf_ocl_loss_args la = {K, scale};
-    sf_ocl_dice_args da = {K};
+    sf_loss_args la = {K, scale};
+    sf_dice_args da = {K};
     starpu_data_handle_t b0[4] = {hp, hz, hl, hcw}, b1[5] = {hdz, hz, hl, hcw, hacc}, b2[3] = {hd, hz, hl};
     enum starpu_data_access_mode m0[4] = {Wm, R, R, R}, m1[5] = {Wm, R, R, R, R}, m2[3] = {Wm, R, R};
     ocl_submit(&c_loss, &la, sizeof la, 4, b0, m0);

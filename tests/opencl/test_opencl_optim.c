@@ -44,7 +44,7 @@ static void test_sumsq_clip(uint64_t *seed, float max_norm, const char *tag)
     enum starpu_data_access_mode m[2] = {Wm, R};
     ocl_submit(&c_sumsq, NULL, 0, 2, b, m);
   }
-  sf_ocl_clip_args ca = {max_norm};
+  sf_clip_args ca = {max_norm};
   starpu_data_handle_t b[1 + P] = {hc};
   enum starpu_data_access_mode m[1 + P] = {Wm};
   for (int p = 0; p < P; p++) b[1 + p] = hp[p], m[1 + p] = R;
@@ -73,7 +73,7 @@ static void test_adam(uint64_t *seed, int with_clip)
                                ocl_vec(clip, 2, 8)};
   enum starpu_data_access_mode md[5] = {RW, RW, RW, R, R};
   for (long step = 1; step <= 3; step++) {
-    sf_ocl_adam_args a = {lr, b1, b2, eps, step, with_clip};
+    sf_adam_args a = {lr, b1, b2, eps, step, with_clip};
     ocl_submit(&c_adam, &a, sizeof a, with_clip ? 5 : 4, h, md);
     sf_adam_step(wr, mr, vr, g, N, lr, b1, b2, eps, step, with_clip ? (float)clip[0] : 1.0f);
   }
@@ -136,7 +136,7 @@ static void test_sample_load(uint64_t *seed)
   uint16_t *lsrc = sf_malloc(nl * 2, "labels"), *ldst = calloc(nl, 2);
   for (size_t i = 0; i < nl; i++) lsrc[i] = (uint16_t)(i * 31 % 65521);
   starpu_data_handle_t h[3] = {ocl_block(dst, W * C, H, D, 4), ocl_block(ldst, W, H, D, 2), ocl_vec(vdst, 11, 4)};
-  sf_ocl_sample_args a0 = {src, nf * 4, 1}, a1 = {lsrc, nl * 2, 1}, a2 = {vsrc, 11 * 4, 0};
+  sf_sample_args a0 = {src, nf * 4, 1}, a1 = {lsrc, nl * 2, 1}, a2 = {vsrc, 11 * 4, 0};
   ocl_submit(&c_sample, &a0, sizeof a0, 1, &h[0], &Wm);
   ocl_submit(&c_sample, &a1, sizeof a1, 1, &h[1], &Wm);
   ocl_submit(&c_sample, &a2, sizeof a2, 1, &h[2], &Wm);
