@@ -10,8 +10,8 @@
 #    sources run on the CPU through a small CUDA/cuBLAS emulation (tests/gpu/emu; kernels as host
 #    threads, small blocks and chunk budgets so every multi-block and multi-chunk path runs), so CI
 #    tests the GPU code's logic without a GPU (cuDNN's file excepted).
-# nvcc or hipcc missing: a "skipped" line says why. Linking the kernels into sf_core is the codelet
-# glue's job.
+# nvcc or hipcc missing: a "skipped" line says why. With a StarPU that has CUDA (HIP), sf_core gets the
+# codelets' GPU wrappers and links sf_cuda_kernels (sf_hip_kernels): see each section.
 option(SF_CUDNN "Build the cuDNN engine of the 3x3x3 convolutions when cuDNN is found" ON)
 set(SF_CUDA_ARCHS "90-real;90-virtual" CACHE STRING "CUDA architectures of sf_cuda_kernels (H200 = 90; -virtual = PTX)")
 set(SF_HIP_ARCH "gfx90a" CACHE STRING "AMD GPU target of the HIP build of the kernels")
@@ -136,6 +136,36 @@ else()
   else()
     message(STATUS "HIP kernels   : sf_hip_kernels (${SF_HIP_ARCH})")
   endif()
+
+  # HIP workers: with a StarPU built with HIP and hipBLAS (StarPU >= 1.4, read from starpu_config.h in
+  # Dependencies.cmake), sf_core compiles the GPU wrappers (codelets/cuda_glue/) for HIP (SF_USE_HIP:
+  # gpu_vendor.h maps their CUDA names) and links sf_hip_kernels; SF_CODELET then fills the codelets'
+  # hip slots (SF_HAVE_HIP_CODELETS). Not in a build with CUDA codelets (both kernel libraries define
+  # the sf_cuda_* launchers), nor when kernel files were skipped (the wrappers call every launcher).
+  if(NOT SF_STARPU_HAS_HIP)
+    set(_sf_hip_codelets "off (StarPU built without HIP)")
+  elseif(SF_STARPU_HAS_CUDA AND SF_HAVE_CUDA_KERNELS)
+    set(_sf_hip_codelets "off (the CUDA codelets are on: one GPU vendor per build)")
+  elseif(_sf_hip_skipped)
+    set(_sf_hip_codelets "off (kernels without hipBLAS are incomplete)")
+  elseif(NOT SF_STARPU_HAS_HIPBLAS)
+    set(_sf_hip_codelets "off (StarPU built without hipBLAS: no STARPU_USE_HIPBLAS in starpu_config.h)")
+  else()
+    find_path(SF_HIP_INCLUDE_DIR hip/hip_runtime_api.h PATHS /opt/rocm/include /usr/include)
+    find_library(SF_AMDHIP64_LIBRARY amdhip64 PATHS /opt/rocm/lib)
+    find_library(SF_HIPBLAS_LIBRARY hipblas PATHS /opt/rocm/lib)
+    if(NOT SF_HIP_INCLUDE_DIR OR NOT SF_AMDHIP64_LIBRARY OR NOT SF_HIPBLAS_LIBRARY)
+      set(_sf_hip_codelets "off (HIP headers, libamdhip64 or libhipblas not found)")
+    else()
+      target_compile_definitions(sf_core PUBLIC SF_HAVE_HIP_CODELETS=1 SF_USE_HIP=1 __HIP_PLATFORM_AMD__=1)
+      target_include_directories(sf_core PUBLIC ${SF_HIP_INCLUDE_DIR} ${SF_HIPBLAS_INCLUDE_DIR})
+      add_dependencies(sf_core sf_hip_kernels)
+      target_link_libraries(sf_core PUBLIC $<TARGET_FILE:sf_hip_kernels> ${SF_HIPBLAS_LIBRARY}
+                            ${SF_AMDHIP64_LIBRARY} stdc++)
+      set(_sf_hip_codelets "ON (sf_core links sf_hip_kernels)")
+    endif()
+  endif()
+  message(STATUS "HIP codelets  : ${_sf_hip_codelets}")
 endif()
 
 # ---- CPU emulation of the kernels (CTest gpu_kernels_emu) -------------------------------------------

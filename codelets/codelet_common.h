@@ -14,14 +14,23 @@
 
 #define SF_H(h) ((starpu_data_handle_t)(h))
 
-/* CUDA / OpenCL implementations are added per codelet; pass SF_NONE when there is none. Under a
- * StarPU without CUDA (Debian's) the cuda argument is dropped, so it may name a function that is
- * only compiled with CUDA. */
+/* GPU / OpenCL implementations are added per codelet; pass SF_NONE when there is none. The gpu
+ * argument names the wrapper in codelets/cuda_glue/<op>_cuda.c (sf_<op>_cuda); it fills the codelet's
+ * CUDA slot when StarPU has CUDA and the CUDA kernels are linked, and its HIP slot when StarPU has HIP
+ * (StarPU >= 1.4) and the HIP kernels are linked: the same wrapper source, compiled for HIP
+ * (cuda_glue.h, cmake/Cuda.cmake; one GPU vendor per build, as both kernel libraries define the same
+ * sf_cuda_* launchers). Otherwise (Debian's StarPU) the argument is dropped, so it may name a function
+ * that is only compiled with a GPU. tests/gpu/test_codelet_slots*.c check the expansion. */
 #define SF_NONE NULL
 #if defined(STARPU_USE_CUDA) && defined(SF_HAVE_CUDA_CODELETS) /* kernels linked: cmake/Cuda.cmake */
 #define SF_CL_CUDA_(f) .cuda_funcs = {f}, .cuda_flags = {STARPU_CUDA_ASYNC},
 #else
 #define SF_CL_CUDA_(f)
+#endif
+#if defined(STARPU_USE_HIP) && defined(SF_HAVE_HIP_CODELETS) /* StarPU >= 1.4: cmake/Cuda.cmake */
+#define SF_CL_HIP_(f) .hip_funcs = {f}, .hip_flags = {STARPU_HIP_ASYNC},
+#else
+#define SF_CL_HIP_(f)
 #endif
 #ifdef STARPU_USE_OPENCL
 #define SF_CL_OPENCL_(f) .opencl_funcs = {f}, .opencl_flags = {STARPU_OPENCL_ASYNC},
@@ -29,18 +38,18 @@
 #define SF_CL_OPENCL_(f)
 #endif
 
-/* SF_CODELET(conv3d_fwd, openblas_v1, cpu, cuda, opencl) defines
+/* SF_CODELET(conv3d_fwd, openblas_v1, cpu, gpu, opencl) defines
  *   static struct starpu_perfmodel sf_model_conv3d_fwd  (history-based, symbol
  *                                                        "sf_conv3d_fwd_openblas_v1")
  *   static struct starpu_codelet    cl_conv3d_fwd       (name "sf_conv3d_fwd", variable buffers)
  * The version token goes into the perfmodel symbol: bump it when the kernel changes so stale
  * calibrations are never reused; name the BLAS vendor for BLAS-backed CPU paths. */
-#define SF_CODELET(op, version, cpu, cuda, opencl)                                                    \
+#define SF_CODELET(op, version, cpu, gpu, opencl)                                                     \
   static struct starpu_perfmodel sf_model_##op = {.type = STARPU_HISTORY_BASED,                      \
                                                   .symbol = "sf_" #op "_" #version};                 \
   static struct starpu_codelet cl_##op = {.cpu_funcs = {cpu},                                         \
                                             .cpu_funcs_name = {#cpu},                                 \
-                                            SF_CL_CUDA_(cuda) SF_CL_OPENCL_(opencl)                   \
+                                            SF_CL_CUDA_(gpu) SF_CL_HIP_(gpu) SF_CL_OPENCL_(opencl)    \
                                             .nbuffers = STARPU_VARIABLE_NBUFFERS,                     \
                                             .model = &sf_model_##op,                                  \
                                             .name = "sf_" #op}

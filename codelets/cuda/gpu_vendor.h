@@ -1,6 +1,8 @@
 /* GPU vendor header: the CUDA kernels in codelets/cuda/<op>.cu are written once against CUDA runtime
  * names and compile for AMD GPUs with `hipcc -x hip -DSF_USE_HIP`, which maps those names to HIP here
- * (the ggml vendors/hip.h pattern; STYLE-ANCHORS rule 10). Only the names the kernels use are mapped.
+ * (the ggml vendors/hip.h pattern; STYLE-ANCHORS rule 10). The StarPU wrappers of codelets/cuda_glue/
+ * (C, compiled for HIP workers with SF_USE_HIP) use it the same way. Only the names the kernels and
+ * the wrappers use are mapped.
  * BLAS names live in gpu_blas.h, so files without GEMMs build where hipBLAS is absent (Debian 12). */
 #ifndef SF_GPU_VENDOR_H
 #define SF_GPU_VENDOR_H
@@ -25,6 +27,8 @@
 #define cudaMemsetAsync hipMemsetAsync
 #define cudaMemcpyAsync hipMemcpyAsync
 #define cudaMemcpyDeviceToDevice hipMemcpyDeviceToDevice
+#define cudaMemcpyHostToDevice hipMemcpyHostToDevice
+#define cudaMemcpy2DAsync hipMemcpy2DAsync
 #define cudaStreamSynchronize hipStreamSynchronize
 #define SF_GPU_VENDOR "HIP"
 #else

@@ -52,6 +52,9 @@ static uint32_t full_where(const struct starpu_codelet *cl)
   uint32_t w = 0;
   if (cl->cpu_funcs[0]) w |= STARPU_CPU;
   if (cl->cuda_funcs[0]) w |= STARPU_CUDA;
+#ifdef STARPU_USE_HIP /* StarPU >= 1.4 */
+  if (cl->hip_funcs[0]) w |= STARPU_HIP;
+#endif
   if (cl->opencl_funcs[0]) w |= STARPU_OPENCL;
   return w;
 }
@@ -65,7 +68,7 @@ int sf_opencl_set_placement(sf_ocl_placement p)
     int exact = g_cl[i].e == SF_OCL_EXACT || (g_cl[i].e == SF_OCL_EXACT_IEEE && ieee);
     int off_opencl = p != SF_OCL_PLACE_ANY && !exact && (all & ~(uint32_t)STARPU_OPENCL);
     g_cl[i].kept_off = off_opencl;
-    if (off_opencl) { /* CPU (and CUDA, whose own exactness is not this rule's business) */
+    if (off_opencl) { /* CPU (and CUDA or HIP, whose own exactness is not this rule's business) */
       cl->where = all & ~(uint32_t)STARPU_OPENCL;
       restricted++;
     } else if (p == SF_OCL_PLACE_SPLIT && (all & STARPU_OPENCL)) {

@@ -9,6 +9,10 @@
  * (zeroing SF_ACC_PARTIAL gradients and partial sums, the maxpool skip-gradient add, fixed-order sums),
  * and queues sf_cuda_* launchers (scaffold/ops_cuda.h) on starpu_cuda_get_local_stream() with
  * starpu_cublas_get_local_handle(), without synchronising (the codelets carry STARPU_CUDA_ASYNC).
+ * With a StarPU >= 1.4 built with HIP instead, the same wrappers are compiled for HIP workers
+ * (SF_HAVE_HIP_CODELETS: starpu_hip_get_local_stream(), StarPU's hipBLAS handles, STARPU_HIP_ASYNC).
+ * The runtime hooks below are CUDA-only so far: on HIP workers the math is strict fp32 and
+ * starpu_hipblas_init is not called, so the GEMM-based wrappers abort saying so (cuda_glue.h).
  *
  * Precision on CUDA workers (chosen once, at start-up; CPU workers always compute in fp32):
  *   torch_amp: 1  bf16 inputs and weights with fp32 accumulation in the convolutions and GEMMs
