@@ -10,8 +10,9 @@
 #    sources run on the CPU through a small CUDA/cuBLAS emulation (tests/gpu/emu; kernels as host
 #    threads, small blocks and chunk budgets so every multi-block and multi-chunk path runs), so CI
 #    tests the GPU code's logic without a GPU (cuDNN's file excepted).
-# nvcc or hipcc missing: a "skipped" line says why. With a StarPU that has CUDA (HIP), sf_core gets the
-# codelets' GPU wrappers and links sf_cuda_kernels (sf_hip_kernels): see each section.
+# nvcc or hipcc missing: a "skipped" line says why. The kernels are linked into sf_runtime (its CUDA
+# start-up, src/runtime/runtime_cuda.c, releases their workspaces) and so reach the codelets' CUDA
+# (or HIP) wrappers (sf_codelets) above it: see each section.
 option(SF_CUDNN "Build the cuDNN engine of the 3x3x3 convolutions when cuDNN is found" ON)
 set(SF_CUDA_ARCHS "90-real;90-virtual" CACHE STRING "CUDA architectures of sf_cuda_kernels (H200 = 90; -virtual = PTX)")
 set(SF_HIP_ARCH "gfx90a" CACHE STRING "AMD GPU target of the HIP build of the kernels")
@@ -67,19 +68,20 @@ else()
   set(SF_HAVE_CUDA_KERNELS ON)
   set(SF_CUDA_KERNELS_NOTE "sf_cuda_kernels, nvcc ${CMAKE_CUDA_COMPILER_VERSION}, archs ${CMAKE_CUDA_ARCHITECTURES}, cuDNN engine: ${_sf_cudnn}")
 
-  # CUDA workers: with a CUDA-enabled StarPU, sf_core gets the codelets' CUDA wrappers
-  # (codelets/cuda_glue/, compiled under SF_HAVE_CUDA_CODELETS) and links the kernels. The archive is
-  # linked by file, not as a target, so that sf_core's consumers (defined before this file, without
-  # CUDA_ARCHITECTURES) stay C executables; cudart/cuBLAS/cuDNN and libstdc++ come along explicitly.
+  # CUDA workers: with a CUDA-enabled StarPU, the codelets' CUDA wrappers (codelets/cuda_glue/ in
+  # sf_codelets) and the runtime's CUDA start-up are compiled under SF_HAVE_CUDA_CODELETS, and
+  # sf_runtime links the kernels. The archive is linked by file, not as a target, so that the
+  # consumers (defined before this file, without CUDA_ARCHITECTURES) stay C executables;
+  # cudart/cuBLAS/cuDNN and libstdc++ come along explicitly.
   if(SF_STARPU_HAS_CUDA)
-    target_compile_definitions(sf_core PUBLIC SF_HAVE_CUDA_CODELETS=1)
-    add_dependencies(sf_core sf_cuda_kernels)
-    target_link_libraries(sf_core PUBLIC $<TARGET_FILE:sf_cuda_kernels> CUDA::cudart CUDA::cublas)
+    target_compile_definitions(sf_runtime PUBLIC SF_HAVE_CUDA_CODELETS=1)
+    add_dependencies(sf_runtime sf_cuda_kernels)
+    target_link_libraries(sf_runtime PUBLIC $<TARGET_FILE:sf_cuda_kernels> CUDA::cudart CUDA::cublas)
     if(_sf_cudnn)
-      target_link_libraries(sf_core PUBLIC ${SF_CUDNN_LIBRARY})
+      target_link_libraries(sf_runtime PUBLIC ${SF_CUDNN_LIBRARY})
     endif()
-    target_link_libraries(sf_core PUBLIC stdc++)
-    set(SF_CUDA_KERNELS_NOTE "${SF_CUDA_KERNELS_NOTE}; CUDA codelets ON (sf_core links them)")
+    target_link_libraries(sf_runtime PUBLIC stdc++)
+    set(SF_CUDA_KERNELS_NOTE "${SF_CUDA_KERNELS_NOTE}; CUDA codelets ON (sf_runtime links the kernels)")
   else()
     set(SF_CUDA_KERNELS_NOTE "${SF_CUDA_KERNELS_NOTE}; CUDA codelets off (StarPU built without CUDA)")
   endif()
@@ -138,8 +140,8 @@ else()
   endif()
 
   # HIP workers: with a StarPU built with HIP and hipBLAS (StarPU >= 1.4, read from starpu_config.h in
-  # Dependencies.cmake), sf_core compiles the GPU wrappers (codelets/cuda_glue/) for HIP (SF_USE_HIP:
-  # gpu_vendor.h maps their CUDA names) and links sf_hip_kernels; SF_CODELET then fills the codelets'
+  # Dependencies.cmake), sf_codelets compiles the GPU wrappers (codelets/cuda_glue/) for HIP (SF_USE_HIP:
+  # gpu_vendor.h maps their CUDA names) and sf_runtime links sf_hip_kernels; SF_CODELET then fills the codelets'
   # hip slots (SF_HAVE_HIP_CODELETS). Not in a build with CUDA codelets (both kernel libraries define
   # the sf_cuda_* launchers), nor when kernel files were skipped (the wrappers call every launcher).
   if(NOT SF_STARPU_HAS_HIP)
@@ -157,12 +159,12 @@ else()
     if(NOT SF_HIP_INCLUDE_DIR OR NOT SF_AMDHIP64_LIBRARY OR NOT SF_HIPBLAS_LIBRARY)
       set(_sf_hip_codelets "off (HIP headers, libamdhip64 or libhipblas not found)")
     else()
-      target_compile_definitions(sf_core PUBLIC SF_HAVE_HIP_CODELETS=1 SF_USE_HIP=1 __HIP_PLATFORM_AMD__=1)
-      target_include_directories(sf_core PUBLIC ${SF_HIP_INCLUDE_DIR} ${SF_HIPBLAS_INCLUDE_DIR})
-      add_dependencies(sf_core sf_hip_kernels)
-      target_link_libraries(sf_core PUBLIC $<TARGET_FILE:sf_hip_kernels> ${SF_HIPBLAS_LIBRARY}
+      target_compile_definitions(sf_runtime PUBLIC SF_HAVE_HIP_CODELETS=1 SF_USE_HIP=1 __HIP_PLATFORM_AMD__=1)
+      target_include_directories(sf_runtime PUBLIC ${SF_HIP_INCLUDE_DIR} ${SF_HIPBLAS_INCLUDE_DIR})
+      add_dependencies(sf_runtime sf_hip_kernels)
+      target_link_libraries(sf_runtime PUBLIC $<TARGET_FILE:sf_hip_kernels> ${SF_HIPBLAS_LIBRARY}
                             ${SF_AMDHIP64_LIBRARY} stdc++)
-      set(_sf_hip_codelets "ON (sf_core links sf_hip_kernels)")
+      set(_sf_hip_codelets "ON (sf_runtime links sf_hip_kernels)")
     endif()
   endif()
   message(STATUS "HIP codelets  : ${_sf_hip_codelets}")

@@ -1,10 +1,10 @@
 # OpenCL codelet variants (codelets/opencl/): when StarPU is built with OpenCL, embeds every
 # codelets/opencl/*.cl into a generated C file (library sf_opencl_src, so the binary does not need
-# the source tree; SF_OPENCL_KERNEL_DIR overrides at run time) and links sf_core with it and with
-# libOpenCL. The launchers (codelets/opencl/*.c) are compiled into sf_core by its glob and are empty
-# without OpenCL.
+# the source tree; SF_OPENCL_KERNEL_DIR overrides at run time) and links sf_runtime, whose device
+# start-up builds them (src/runtime/opencl_devices.c), with it and with libOpenCL. The launchers
+# (codelets/opencl/*.c) are compiled into sf_codelets and are empty without OpenCL.
 #
-# Include from the top-level CMakeLists.txt after sf_core is defined:  include(cmake/OpenCL.cmake)
+# Include from the top-level CMakeLists.txt after sf_runtime is defined:  include(cmake/OpenCL.cmake)
 # (tests/opencl/CMakeLists.txt includes it too when the top level has not; include_guard makes the
 # second include a no-op).
 #
@@ -61,6 +61,6 @@ add_custom_command(
   COMMENT "Embedding OpenCL kernel sources (codelets/opencl/*.cl)"
   VERBATIM)
 add_library(sf_opencl_src STATIC ${SF_OPENCL_GEN})
-target_link_libraries(sf_core PUBLIC sf_opencl_src OpenCL::OpenCL)
-target_compile_definitions(sf_core PUBLIC SF_HAVE_OPENCL=1)
+target_link_libraries(sf_runtime PUBLIC sf_opencl_src OpenCL::OpenCL)
+target_compile_definitions(sf_runtime PUBLIC SF_HAVE_OPENCL=1)
 message(STATUS "OpenCL codelets: on (${CMAKE_CURRENT_LIST_FILE}, kernels: codelets/opencl/*.cl)")

@@ -1,14 +1,14 @@
 /* Task submission shared by every insert_task_* (codelets/codelet_common.h): descriptor arrays,
- * heap args, declared flops, priorities and the process-wide flops counter. In a spatially
- * distributed run (scaffold/dist.h) tasks go through starpu_mpi_task_insert: every rank of a
- * replica submits every task, StarPU-MPI runs it on the owner of the data it writes and moves the
- * data it reads; a single process takes the plain starpu_task_insert path as before. */
+ * heap args, declared flops, priorities and the process-wide flops counter. The caller's sf_topt
+ * picks the path: mpi = 1 (the tasks of a spatially distributed replica, scaffold/dist.h) goes
+ * through starpu_mpi_task_insert, where every rank of the replica submits every task and StarPU-MPI
+ * runs it on the owner of the data it writes and moves the data it reads; mpi = 0 takes the plain
+ * starpu_task_insert path. No process-wide mode is read here. */
 #include "codelet_common.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "scaffold/dist.h"
 #ifdef SF_HAVE_MPI
 #include <starpu_mpi.h>
 #endif
@@ -43,7 +43,10 @@ enum starpu_data_access_mode sf_accum_mode(sf_accum acc)
 static void submit_mpi(struct starpu_codelet *cl, const sf_topt *o, void *args, size_t args_size, const sf_buf *b,
                        double flops)
 {
-  int me = sf_dist_rank(), xrank = -1;
+  int inited = 0, me = -1, xrank = -1;
+  MPI_Initialized(&inited);
+  if (!inited) SF_ABORT("%s: submitted with sf_topt.mpi = 1, but MPI is not running", cl->name);
+  starpu_mpi_comm_rank(MPI_COMM_WORLD, &me);
   for (int i = 0; i < b->n; i++)
     if (b->d[i].mode & (STARPU_W | STARPU_REDUX)) {
       int r = starpu_mpi_data_get_rank(b->d[i].handle);
@@ -54,7 +57,7 @@ static void submit_mpi(struct starpu_codelet *cl, const sf_topt *o, void *args, 
   if (xrank == -1) SF_ABORT("%s: a task without written data cannot be placed on a rank", cl->name);
   int here = xrank == me || xrank == STARPU_MPI_PER_NODE;
   void *heap = args ? sf_args_dup(args, args_size) : NULL;
-  int prio = o ? o->prio : 0;
+  int prio = o->prio;
   int rc = starpu_mpi_task_insert(MPI_COMM_WORLD, cl, STARPU_CL_ARGS, heap, args ? args_size : 0,
                                   STARPU_DATA_MODE_ARRAY, b->d, b->n, STARPU_FLOPS, flops, STARPU_PRIORITY, prio,
                                   STARPU_NAME, cl->name, 0);
@@ -71,12 +74,14 @@ static void submit_mpi(struct starpu_codelet *cl, const sf_topt *o, void *args, 
 void sf_submit(struct starpu_codelet *cl, const sf_topt *o, void *args, size_t args_size, const sf_buf *b,
                double flops)
 {
+  if (o && o->mpi) {
 #ifdef SF_HAVE_MPI
-  if (sf_dist_mpi_tasks()) {
     submit_mpi(cl, o, args, args_size, b, flops);
     return;
-  }
+#else
+    SF_ABORT("%s: submitted with sf_topt.mpi = 1, but this build has no MPI", cl->name);
 #endif
+  }
   void *heap = args ? sf_args_dup(args, args_size) : NULL;
   int prio = o ? o->prio : 0;
   int rc = starpu_task_insert(cl, STARPU_CL_ARGS, heap, args ? args_size : 0, STARPU_DATA_MODE_ARRAY, b->d, b->n,

@@ -1,6 +1,6 @@
 /* Optimizer kernels of spec §6.1/§6.4: the global gradient norm (double partial sums), the
- * clip_grad_norm_ coefficient, torch.optim.Adam's single-tensor update and the per-epoch
- * CosineAnnealingWarmRestarts learning rate. The float arithmetic follows torch 1.13's CPU op order
+ * clip_grad_norm_ coefficient and torch.optim.Adam's single-tensor update (the learning-rate
+ * schedule is training logic: src/train/lr_schedule.c). The float arithmetic follows torch 1.13's CPU op order
  * (float32 tensors, python-double scalars rounded to float; the fused multiply-adds where torch's AVX2
  * kernels fuse them), found bitwise-equal to torch's Adam on 1e5 random elements; the golden test
  * tests/kernels_elem/test_elem_golden checks 20 steps against a torch fixture. */
@@ -52,20 +52,4 @@ void sf_adam_step(float *restrict w, float *restrict m, float *restrict v, const
     m[i] = mi;
     v[i] = vi;
   }
-}
-
-/* CosineAnnealingWarmRestarts: after construction T_cur = 0, T_i = T_0; each step() does
- * T_cur += 1, and if T_cur >= T_i then T_cur -= T_i, T_i *= T_mult. lr uses python's op order. */
-double sf_cosine_warm_restart_lr(long epochs_done, double eta_max, double eta_min, long T_0, long T_mult)
-{
-  SF_ASSERT(T_0 >= 1 && T_mult >= 1 && epochs_done >= 0);
-  long T_cur = 0, T_i = T_0;
-  for (long e = 0; e < epochs_done; e++) {
-    T_cur += 1;
-    if (T_cur >= T_i) {
-      T_cur -= T_i;
-      T_i *= T_mult;
-    }
-  }
-  return eta_min + (eta_max - eta_min) * (1.0 + cos(M_PI * (double)T_cur / (double)T_i)) / 2.0;
 }

@@ -1,7 +1,8 @@
-/* Private plumbing shared by the OpenCL launchers (codelets/opencl/launch_*.c) and the program
- * registry (registry.c): the list of kernels and the source file each lives in, per-worker kernel
- * objects, buffer accessors that turn a StarPU interface into (cl_mem, element offset), and one
- * launch helper (1D NDRange padded to the work-group size; the kernels bound-check). */
+/* Private plumbing shared by the OpenCL launchers (codelets/opencl/launch_*.c, defined in
+ * launch_common.c): the list of kernels and the source file each lives in (registered with the
+ * runtime's program registry, scaffold/opencl_devices.h, which owns the programs and the per-worker
+ * kernel objects), buffer accessors that turn a StarPU interface into (cl_mem, element offset), and
+ * one launch helper (1D NDRange padded to the work-group size; the kernels bound-check). */
 #ifndef SF_OCL_INTERNAL_H
 #define SF_OCL_INTERNAL_H
 
@@ -10,12 +11,14 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #endif
 #include <starpu.h>
+#ifdef STARPU_USE_OPENCL
+#include <starpu_opencl.h> /* before scaffold/opencl.h: opencl_devices.h declares its cl_* part then */
+#endif
 
 #include "scaffold/common.h"
 #include "scaffold/opencl.h"
 
 #ifdef STARPU_USE_OPENCL
-#include <starpu_opencl.h>
 
 /* X(kernel, source file): the kernel function is "sf_<kernel>" in codelets/opencl/<file>. */
 #define SF_OCL_KERNELS(X)                                                                             \
@@ -35,8 +38,8 @@
 typedef enum { SF_OCL_KERNELS(SF_OCL_ENUM_) SF_OCL_NKERNELS } sf_ocl_kernel_id;
 #undef SF_OCL_ENUM_
 
-/* The running worker's command queue, and its kernel object for id (created at first use; the
- * programs are built by sf_opencl_init, called here if nobody did). */
+/* The running worker's command queue, and its kernel object for id (the runtime's, created at first
+ * use; the programs are built by sf_opencl_init, called then if nobody did). */
 cl_command_queue sf_ocl_queue(void);
 cl_kernel sf_ocl_kernel(sf_ocl_kernel_id id);
 const char *sf_ocl_kernel_name(sf_ocl_kernel_id id);
@@ -106,8 +109,11 @@ void sf_ocl_fill_zero(sf_ocl_buf dst, size_t n, size_t elemsize);
 /* Call last in every launcher: waits for the queue unless the codelet declared STARPU_OPENCL_ASYNC
  * (then StarPU waits for the kernels through its own marker). */
 void sf_ocl_done(void);
-/* Dies with what failed and the OpenCL error name when err != CL_SUCCESS. */
-void sf_ocl_check(cl_int err, const char *what, const char *detail);
+/* Dies with what failed and the OpenCL error name when err != CL_SUCCESS (the runtime's check). */
+static inline void sf_ocl_check(cl_int err, const char *what, const char *detail)
+{
+  sf_opencl_check(err, what, detail);
+}
 
 #endif /* STARPU_USE_OPENCL */
 #endif

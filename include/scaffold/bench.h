@@ -2,7 +2,8 @@
  *
  * Part 1 is what `scaffold benchmark` calls while it trains:
  *   sf_bench_opts  the harness options of `scaffold benchmark` (--max-count, --out, --job-id, ...);
- *   sf_ratelog     throughput in 0.5 s slices (samples/s and GFLOP/s), milarun's RateLogger;
+ *   sf_ratelog     throughput in 0.5 s slices (samples/s and GFLOP/s), milarun's RateLogger
+ *                  (scaffold/ratelog.h, src/util: training feeds it too);
  *   sf_result      the result JSON of one run, written atomically as
  *                  <name>[.J<job_id>][.FAIL].<UTC %Y%m%d-%H%M%S-%f>.json.
  * Part 2 is the harness side used by `scaffold jobs/run/rerun/report/summary` and the tests:
@@ -14,6 +15,8 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 #include <stdio.h>
+
+#include "scaffold/ratelog.h" /* sf_ratelog, sf_steady (src/util) */
 
 /* ============================== Part 1: measurement API ================================== */
 
@@ -47,49 +50,6 @@ void sf_bench_opts_free(sf_bench_opts *o);
  * --experiment-name, --job-id, --extra); *nargs gets how many arguments it spans (1 or 2).
  * These are left out of the recorded call.argv, so that `scaffold rerun` reproduces only the test. */
 int sf_bench_opt_is_identity(int argc, char **argv, int i, int *nargs);
-
-/* Throughput logger with milarun's RateLogger semantics. Each step adds (d seconds, count samples,
- * flops). When the pending time T reaches the slice length s, floor(T/s) copies of C/T (samples/s)
- * and F/T/1e9 (GFLOP/s) are appended, and the remainder carries over: T <- T mod s,
- * C <- C - floor(k)*C/k, F likewise (k = T/s). sf_ratelog_finish adds one last partial slice. */
-typedef struct sf_ratelog {
-  double sample_duration;
-  long long max_count;               /* <= 0: sf_ratelog_done never fires */
-  double t, c, f;                    /* pending slice: seconds, samples, flops */
-  double total_time, total_count, total_flops;
-  double *rates, *gflops;            /* per slice: samples/s and GFLOP/s */
-  size_t n, cap;
-  double start, end;                 /* epoch seconds: first step start, last step end */
-  double iter_t0;                    /* sf_now() at sf_ratelog_iter_begin */
-  int started, finished;
-  void (*sync)(void *ctx);           /* optional: waits for submitted work (starpu_task_wait_for_all) */
-  void *sync_ctx;
-  FILE *progress;                    /* optional: a line per completed slice once metrics exist */
-  size_t nmetrics;
-  char **metric_keys;                /* last value of each logged metric */
-  double *metric_vals;
-} sf_ratelog;
-
-void sf_ratelog_init(sf_ratelog *r, double sample_duration, long long max_count);
-/* The sync hook runs only when a step would complete a slice (as milarun syncs the GPU only at
- * slice boundaries), and once more in sf_ratelog_finish; its time counts in the step. */
-void sf_ratelog_set_sync(sf_ratelog *r, void (*sync)(void *ctx), void *ctx);
-/* Times one step: begin before fetching/submitting its work, end after it (count samples and the
- * declared flops of the step's completed tasks). Time between steps is "overhead". */
-void sf_ratelog_iter_begin(sf_ratelog *r);
-void sf_ratelog_iter_end(sf_ratelog *r, double count, double flops);
-/* The raw accumulation, for callers that time steps themselves. */
-void sf_ratelog_elapse(sf_ratelog *r, double seconds, double count, double flops);
-/* Records the last value of a metric (loss, dice, ...). A NaN makes the run count as failed. */
-void sf_ratelog_log(sf_ratelog *r, const char *key, double value);
-/* 1 once total_count >= max_count (max_count > 0). */
-int sf_ratelog_done(const sf_ratelog *r);
-/* One more sync (timed, count 0), then the final partial slice if time is pending. Idempotent. */
-void sf_ratelog_finish(sf_ratelog *r);
-void sf_ratelog_free(sf_ratelog *r);
-/* Steady state of one run: mean(rates[-20:-2]) with Python slice semantics, i.e. the mean of
- * indices max(0, m-20) .. m-3; NaN when m <= 2. */
-double sf_steady(const double *rates, size_t m);
 
 /* One result JSON. */
 typedef struct sf_result sf_result;
@@ -127,7 +87,6 @@ void sf_result_free(sf_result *r);
 char *sf_result_filename(const char *name, const char *job_id, int success, double when);
 /* Local time "YYYY-MM-DD HH:MM:SS.ffffff" of an epoch time (buf >= 32 bytes). */
 void sf_format_local_time(double when, char *buf, size_t n);
-double sf_epoch_now(void);
 
 /* ============================== Part 2: harness side ===================================== */
 
@@ -318,8 +277,6 @@ int sf_spawn(sf_proc *p, const sf_spawn_opts *o);
 void sf_wait_procs(sf_proc *p, size_t n);
 /* "exited with status 3", "killed by signal 11 (Segmentation fault)" */
 void sf_describe_status(int status, char *buf, size_t n);
-/* Shell-quotes one argument for display; malloc'ed. */
-char *sf_shell_quote(const char *s);
 
 /* Resolves a name given on the command line: an existing path as is, otherwise
  * <configs>/<subdir>/<name>.yml where <configs> is $SF_CONFIG_DIR or the source tree's configs/.

@@ -35,6 +35,8 @@ char *sf_strdup(const char *s);
 
 /* Wall clock in seconds (CLOCK_MONOTONIC). */
 double sf_now(void);
+/* Seconds since the Unix epoch (gettimeofday), for timestamps in results and rate logs. */
+double sf_epoch_now(void);
 
 static inline size_t sf_min_sz(size_t a, size_t b) { return a < b ? a : b; }
 static inline size_t sf_max_sz(size_t a, size_t b) { return a > b ? a : b; }

@@ -2,11 +2,16 @@
  * Ranks = replicas x spatial shards: rank r is shard (r % spatial_ranks) of replica
  * (r / spatial_ranks). A replica trains on its own share of every epoch (upstream's
  * DistributedSampler); the spatial_ranks shards of a replica own contiguous depth slabs of every
- * activation, and their tasks go through starpu_mpi_task_insert, so halos, GroupNorm statistics,
- * loss and Dice partial sums move through StarPU-MPI. Gradients are summed over every rank by an
- * all-reduce built from StarPU-MPI point-to-point requests and combine tasks (recursive doubling,
- * per parameter tensor, overlapping the backward pass), then scaled by 1/replicas: the sum over
- * spatial shards averaged over replicas, as upstream's DDP + DistConv.
+ * activation, and their tasks go through starpu_mpi_task_insert (sf_topt.mpi, scaffold/tasks.h), so
+ * halos, GroupNorm statistics, loss and Dice partial sums move through StarPU-MPI. Gradients are
+ * summed over every rank by an all-reduce built from StarPU-MPI point-to-point requests and combine
+ * tasks (scaffold/comm.h: recursive doubling, per parameter tensor, overlapping the backward pass),
+ * then scaled by 1/replicas: the sum over spatial shards averaged over replicas, as upstream's DDP +
+ * DistConv.
+ *
+ * This header is the runtime's part (src/runtime/dist.c): start-up and shut-down, layout queries,
+ * StarPU-MPI registration and requests, host-side collectives. The graph-level algorithms built on
+ * it (all-reduce, halo exchange) are in src/comm.
  *
  * A single process (no mpirun, or a world of one) never touches MPI: every query below answers
  * "one rank" and the task graph takes the path it always took.
@@ -80,29 +85,15 @@ enum {
 int64_t sf_dist_tag(int cls, int scope, int obj, int sub);
 /* starpu_mpi_data_register(h, tag, owner); owner = a world rank or SF_DIST_PER_NODE. */
 void sf_dist_register(sf_handle h, int64_t tag, int owner);
-/* 1 while tasks must be inserted with starpu_mpi_task_insert (spatial shards > 1), i.e. every rank
- * of a replica submits every task of that replica and StarPU-MPI runs it on the owner of the data
- * it writes. sf_dist_set_local(1) switches to plain starpu_task_insert for rank-local work (the
- * optimizer, the all-reduce's combine tasks); it returns the previous setting. */
-int sf_dist_mpi_tasks(void);
-int sf_dist_set_local(int local);
 /* After a step has been submitted (spatial runs): forget every cached copy of remote data, so the
  * next step receives fresh halos and partial sums (starpu_mpi_cache_flush_all_data). */
 void sf_dist_cache_flush(void);
 
-/* ---- the gradient all-reduce ----
- * Sums P float vectors (one handle per parameter tensor, registered on this rank's own memory)
- * over every rank, in place, then multiplies by `scale`. Recursive doubling over the largest power
- * of two <= world size (the remaining ranks first fold their vectors into a partner and get the
- * result back): log2(N) rounds of one send, one receive and one combine task per tensor, each
- * starting as soon as that tensor's gradient is complete. Partners add the same two vectors in
- * either order, so every rank ends with bitwise identical values. */
-typedef struct sf_allreduce sf_allreduce;
-sf_allreduce *sf_allreduce_create(const sf_handle *v, const size_t *n, int P, float scale);
-void sf_allreduce_submit(sf_allreduce *a);
-void sf_allreduce_destroy(sf_allreduce *a);
-/* Words (floats) this rank sends per all-reduce: sum(n) * rounds (+1 fold message if any). */
-double sf_allreduce_words_sent(const sf_allreduce *a);
+/* ---- StarPU-MPI point-to-point requests (what src/comm's all-reduce is built from) ----
+ * Detached send / receive of a handle's data to / from world rank `dest` / `src` with `tag`
+ * (StarPU orders them with the handle's tasks); dies naming the rank if StarPU-MPI refuses. */
+void sf_dist_isend(sf_handle h, int dest, int64_t tag);
+void sf_dist_irecv(sf_handle h, int src, int64_t tag);
 
 /* ---- host-side collectives (no-ops / identity in a single process) ---- */
 void sf_dist_allreduce_sum(double *v, int n);     /* over every rank */

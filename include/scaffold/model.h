@@ -1,7 +1,7 @@
 /* The ScaFFold 3D U-Net (spec §5): topology from (problem_scale, bottleneck, base channels,
- * classes, GroupNorm groups), the flat parameter arena, PyTorch-default initialisation, and a
- * plain sequential (untiled, no StarPU) forward/backward used as the oracle for the task graph
- * and for the PyTorch golden tests.
+ * classes, GroupNorm groups), the flat parameter arena and PyTorch-default initialisation: topology
+ * and data only. The plain sequential forward/backward that serves as the tests' oracle lives with
+ * the tests (tests/common/unet_ref.h).
  *
  * Parameters live in ONE flat float arena; sf_param_desc gives each tensor's offset. The order is
  * PyTorch's named_parameters() order for ScaFFold's UNet, so golden files and checkpoints map 1:1:
@@ -68,18 +68,5 @@ int sf_unet_find_param(const sf_unet *u, const char *name);
 /* Convert one tensor between PyTorch's layout and ours (dst and src must not alias). */
 void sf_param_from_torch(const sf_param_desc *p, float *ours, const float *torch_layout);
 void sf_param_to_torch(const sf_param_desc *p, float *torch_layout, const float *ours);
-
-/* ---- sequential reference network (oracle) ---- */
-typedef struct sf_unet_ref sf_unet_ref; /* activations and scratch for one sample */
-sf_unet_ref *sf_unet_ref_create(const sf_unet *u);
-void sf_unet_ref_destroy(sf_unet_ref *r);
-/* x: (G,G,G,3) input; logits: (G,G,G,K) written. use_naive != 0 uses the _ref kernels, else _blas. */
-void sf_unet_ref_forward(sf_unet_ref *r, const float *params, const float *x, float *logits, int use_naive);
-/* Forward + loss + backward for one sample. grads (arena layout) are ACCUMULATED.
- * lab: (G,G,G) labels; cw: (K) class weights; out[0..2] = ce, soft fg dice, loss. */
-void sf_unet_ref_train_step(sf_unet_ref *r, const float *params, float *grads, const float *x,
-                            const uint16_t *lab, const float *cw, double out[3], int use_naive);
-/* The (G,G,G,K) logits of the last forward or train step (valid until the next call). */
-const float *sf_unet_ref_logits(const sf_unet_ref *r);
 
 #endif

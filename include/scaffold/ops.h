@@ -162,7 +162,5 @@ float sf_clip_coef(double total_sumsq, float max_norm);
 /* torch.optim.Adam (no weight decay, no amsgrad), applied to g*grad_scale; step counts from 1. */
 void sf_adam_step(float *w, float *m, float *v, const float *g, size_t n, double lr, double beta1,
                   double beta2, double eps, long step, float grad_scale);
-/* CosineAnnealingWarmRestarts after `epochs_done` scheduler steps (0 -> eta_max). */
-double sf_cosine_warm_restart_lr(long epochs_done, double eta_max, double eta_min, long T_0, long T_mult);
 
 #endif

@@ -13,7 +13,7 @@
  * (--set ncpu=1 --set nopencl=1). With OpenCL workers wanted and no GPU OpenCL device visible, init
  * sets STARPU_OPENCL_ON_CPUS=1 and STARPU_OPENCL_ONLY_ON_CPUS=1 (PoCL; unless the user set either),
  * builds the OpenCL kernels, and under more_determinism keeps codelets whose OpenCL variant is not
- * bitwise the CPU one off OpenCL workers (scaffold/opencl.h, docs/heterogeneous.md). */
+ * bitwise the CPU one off OpenCL workers (scaffold/opencl_devices.h, docs/heterogeneous.md). */
 #ifndef SF_RUNTIME_H
 #define SF_RUNTIME_H
 

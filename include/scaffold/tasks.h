@@ -29,10 +29,18 @@ typedef enum {
   SF_ACC_PARTIAL = 1, /* dw := contribution (W), summed later in a fixed order */
 } sf_accum;
 
-/* Per-task options. prio: StarPU priority (0 = default; higher runs first under priority-aware
- * schedulers). */
+/* Per-task options, chosen by the caller (a NULL sf_topt * means all zero).
+ *  prio: StarPU priority (0 = default; higher runs first under priority-aware schedulers).
+ *  mpi:  0 (the default): starpu_task_insert, the task runs on this process's workers.
+ *        1: starpu_mpi_task_insert, for the tasks of a spatially distributed replica (scaffold/dist.h):
+ *        every rank of the replica submits the same task, StarPU-MPI runs it on the rank owning the
+ *        data it writes (all written handles registered with sf_dist_register, on one rank or
+ *        SF_DIST_PER_NODE) and moves the data it reads. Rank-local work on this rank's own copies
+ *        (the optimizer on replicated parameters, the all-reduce's combine tasks) keeps 0. Only a build
+ *        with MPI accepts 1. */
 typedef struct sf_topt {
   int prio;
+  int mpi;
 } sf_topt;
 
 /* ---- 3x3x3 convolution, padding 1, no bias (codelets/conv3d.c) --------------------------------
@@ -131,10 +139,12 @@ void insert_task_zero(const sf_topt *o, sf_handle h);
  * stay valid until the task has run (the caller waits for the step). */
 void insert_task_sample_load(const sf_topt *o, sf_handle dst, const void *src, size_t bytes);
 
-/* ---- distribution (codelets/dist.c, scaffold/dist.h) ---------------------------------------------
- * dst: a one-plane block (H,W,C) written with the last (last != 0) or first plane of the slab src. */
+/* ---- distribution: the task parts of src/comm (scaffold/comm.h) ---------------------------------
+ * Halo exchange (codelets/halo_plane.c): dst, a one-plane block (H,W,C), written with the last
+ * (last != 0) or first plane of the slab src. */
 void insert_task_plane_copy(const sf_topt *o, sf_handle dst, sf_handle src, int last);
-/* acc (float vector) = (acc + other) * scale: one combine step of the gradient all-reduce. */
+/* Gradient all-reduce (codelets/grad_combine.c): acc (float vector) = (acc + other) * scale, one
+ * combine step. */
 void insert_task_grad_combine(const sf_topt *o, sf_handle acc, sf_handle other, float scale);
 /* A task that runs nowhere: later accesses to `gate` wait until `after` has been produced (the
  * all-reduce posts a receive into its buffer only once the local gradient is complete). */

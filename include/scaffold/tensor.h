@@ -38,7 +38,8 @@ typedef struct sf_tensor {
  * their owner and the tag (SF_TAG_SLAB, scope, obj, k); memory is allocated for the owned slabs
  * only. With halo != 0, every boundary between slabs of different owners gets two one-plane
  * handles (tags SF_TAG_HALO), which sf_tensor_lo/hi return instead of the neighbouring slab and
- * sf_tensor_halo_exchange fills: StarPU-MPI then moves one plane per boundary and direction. */
+ * sf_halo_exchange (scaffold/comm.h) fills: StarPU-MPI then moves one plane per boundary and
+ * direction. */
 typedef struct sf_tensor_dist {
   const int *owner; /* world rank of slab k, k = 0..nslabs-1; the owned slabs must be contiguous */
   int me;           /* this rank */
@@ -57,9 +58,6 @@ void sf_tensor_init(sf_tensor *t, const char *name, int D, int H, int W, int C, 
 /* The same, distributed over ranks (see sf_tensor_dist). */
 void sf_tensor_init_dist(sf_tensor *t, const char *name, int D, int H, int W, int C, size_t elemsize, int nslabs,
                          const int *d0, const sf_tensor_dist *dist);
-/* Submits the halo-plane copies (a no-op without planes): call it after the tensor has been
- * written and before tasks read its halos through sf_tensor_lo/hi. */
-void sf_tensor_halo_exchange(sf_tensor *t);
 /* Unregisters every slab (waiting for its tasks; the data ends up in t->data) and frees the memory. */
 void sf_tensor_destroy(sf_tensor *t);
 /* dst becomes another name for src: the same handles and memory, so StarPU orders every access to

@@ -15,11 +15,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "scaffold/bench.h"
 #include "scaffold/config.h"
 #include "scaffold/dataset.h"
 #include "scaffold/graph.h"
 #include "scaffold/model.h"
+#include "scaffold/ratelog.h"
 
 /* ============================== samplers (sampler.c) ====================================== */
 

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <math.h>
 #include <string.h>
-#include <sys/time.h>
 #include <time.h>
 
 #include "scaffold/bench.h"
@@ -96,13 +95,6 @@ cJSON *sf_json_load(const char *path, char **err)
   }
   free(text);
   return j;
-}
-
-double sf_epoch_now(void)
-{
-  struct timeval tv;
-  gettimeofday(&tv, NULL);
-  return (double)tv.tv_sec + tv.tv_usec * 1e-6;
 }
 
 static void split_time(double when, time_t *sec, long *usec)

@@ -230,22 +230,3 @@ void sf_describe_status(int status, char *buf, size_t n)
              WCOREDUMP(status) ? ", core dumped" : "");
   else snprintf(buf, n, "ended with wait status 0x%x", status);
 }
-
-char *sf_shell_quote(const char *s)
-{
-  int plain = *s != '\0';
-  for (const char *c = s; *c; c++)
-    if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+./=:,@%", *c)) plain = 0;
-  if (plain) return sf_strdup(s);
-  size_t n = 3;
-  for (const char *c = s; *c; c++) n += *c == '\'' ? 4 : 1;
-  char *q = sf_malloc(n, "quoted argument"), *o = q;
-  *o++ = '\'';
-  for (const char *c = s; *c; c++) {
-    if (*c == '\'') memcpy(o, "'\\''", 4), o += 4;
-    else *o++ = *c;
-  }
-  *o++ = '\'';
-  *o = '\0';
-  return q;
-}

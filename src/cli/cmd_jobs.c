@@ -18,6 +18,7 @@
 #include "scaffold/cli.h"
 #include "scaffold/common.h"
 #include "scaffold/fsutil.h"
+#include "scaffold/shell.h"
 
 static void usage(FILE *f)
 {

@@ -11,6 +11,7 @@
 #include "scaffold/bench.h"
 #include "scaffold/cli.h"
 #include "scaffold/common.h"
+#include "scaffold/shell.h"
 
 static void usage(FILE *f)
 {

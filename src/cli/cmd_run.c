@@ -15,6 +15,7 @@
 #include "scaffold/cli.h"
 #include "scaffold/common.h"
 #include "scaffold/fsutil.h"
+#include "scaffold/shell.h"
 
 static void usage(FILE *f)
 {

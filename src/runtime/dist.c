@@ -1,8 +1,7 @@
 /* Distribution over MPI ranks (scaffold/dist.h): launch detection and MPI start-up, the
- * replicas x spatial-shards layout, the StarPU-MPI tag scheme and data registration, the gradient
- * all-reduce (recursive doubling from StarPU-MPI point-to-point requests and combine tasks), and
- * host-side collectives on private communicators. Without SF_HAVE_MPI every function answers
- * "one rank". */
+ * replicas x spatial-shards layout, the StarPU-MPI tag scheme, data registration and point-to-point
+ * requests (what src/comm's all-reduce is built from), and host-side collectives on private
+ * communicators. Without SF_HAVE_MPI every function answers "one rank". */
 #include "scaffold/dist.h"
 
 #include <errno.h>
@@ -16,7 +15,6 @@
 #include <fcntl.h>
 
 #include "scaffold/common.h"
-#include "scaffold/tasks.h"
 
 #ifdef SF_HAVE_MPI
 #include <mpi.h>
@@ -26,7 +24,6 @@
 static int g_active;          /* MPI initialised by us, world > 1 */
 static int g_rank, g_size = 1;
 static int g_spatial = 1, g_replicas = 1;
-static int g_local;           /* sf_dist_set_local */
 static int g_finalized;
 static int g_starpu_mpi;      /* StarPU started through starpu_mpi_init_conf */
 
@@ -57,14 +54,6 @@ int sf_dist_replicas(void) { return g_replicas; }
 int sf_dist_replica(void) { return g_rank / g_spatial; }
 int sf_dist_shard(void) { return g_rank % g_spatial; }
 int sf_dist_group_rank(int q) { return sf_dist_replica() * g_spatial + q; }
-int sf_dist_mpi_tasks(void) { return g_spatial > 1 && !g_local; }
-
-int sf_dist_set_local(int local)
-{
-  int prev = g_local;
-  g_local = local;
-  return prev;
-}
 
 int64_t sf_dist_tag(int cls, int scope, int obj, int sub)
 {
@@ -393,115 +382,20 @@ int sf_dist_check_identical(const void *buf, size_t bytes, char *msg, size_t msg
   return -1;
 }
 
-/* ---- the gradient all-reduce ---- */
+/* ---- StarPU-MPI point-to-point (the all-reduce of src/comm) ---- */
 
-struct sf_allreduce {
-  int P;
-  sf_handle *v;     /* caller's, one per tensor */
-  sf_handle *tmp;   /* receive buffers (ranks below the power of two) */
-  float *tmp_mem;
-  size_t total;
-  size_t *n;
-  float scale;
-  long count;       /* all-reduces submitted: its parity separates consecutive steps' messages */
-  int p2, rounds;
-  int gate;         /* SF_ALLREDUCE_GATE (default 1): hold receives until the local gradient is ready */
-};
-
-sf_allreduce *sf_allreduce_create(const sf_handle *v, const size_t *n, int P, float scale)
+void sf_dist_isend(sf_handle h, int dest, int64_t tag)
 {
-  if (!g_active) return NULL;
-  sf_allreduce *a = sf_calloc(1, sizeof *a, "all-reduce");
-  a->P = P;
-  a->scale = scale;
-  a->v = sf_malloc((size_t)P * sizeof *a->v, "all-reduce handles");
-  a->n = sf_malloc((size_t)P * sizeof *a->n, "all-reduce sizes");
-  memcpy(a->v, v, (size_t)P * sizeof *a->v);
-  memcpy(a->n, n, (size_t)P * sizeof *a->n);
-  for (int p = 0; p < P; p++) a->total += n[p];
-  const char *ge = getenv("SF_ALLREDUCE_GATE");
-  a->gate = !(ge && !strcmp(ge, "0"));
-  a->p2 = 1;
-  while (a->p2 * 2 <= g_size) a->p2 *= 2;
-  for (int s = 1; s < a->p2; s *= 2) a->rounds++;
-  if (g_rank < a->p2) {
-    a->tmp_mem = sf_data_alloc(a->total * sizeof(float), "all-reduce receive buffer");
-    a->tmp = sf_malloc((size_t)P * sizeof *a->tmp, "all-reduce buffers");
-    size_t off = 0;
-    for (int p = 0; p < P; p++) {
-      a->tmp[p] = sf_vector_register(a->tmp_mem + off, n[p], sizeof(float), "allreduce.recv");
-      /* the tag of the even steps' messages, so early arrivals are received in place */
-      starpu_mpi_data_register((starpu_data_handle_t)a->tmp[p], sf_dist_tag(SF_TAG_ALLREDUCE, 0, p, 0), g_rank);
-      off += n[p];
-    }
-  }
-  return a;
-}
-
-static void send_to(sf_handle h, int dest, int64_t tag)
-{
+  SF_ASSERT(g_active);
   int rc = starpu_mpi_isend_detached((starpu_data_handle_t)h, dest, tag, MPI_COMM_WORLD, NULL, NULL);
   if (rc != 0) SF_ABORT("starpu_mpi_isend_detached to rank %d failed (%d)", dest, rc);
 }
 
-static void recv_from(sf_handle h, int src, int64_t tag)
+void sf_dist_irecv(sf_handle h, int src, int64_t tag)
 {
+  SF_ASSERT(g_active);
   int rc = starpu_mpi_irecv_detached((starpu_data_handle_t)h, src, tag, MPI_COMM_WORLD, NULL, NULL);
   if (rc != 0) SF_ABORT("starpu_mpi_irecv_detached from rank %d failed (%d)", src, rc);
-}
-
-void sf_allreduce_submit(sf_allreduce *a)
-{
-  if (!a) return;
-  static const sf_topt hi = {.prio = 1};
-  const int r = g_rank, p2 = a->p2, extra = g_size - p2;
-  const int parity = (int)(a->count++ & 1);
-  int was_local = sf_dist_set_local(1); /* combine tasks touch this rank's buffers only */
-  for (int p = a->P - 1; p >= 0; p--) { /* the backward pass completes the last tensors first */
-    int64_t tag = sf_dist_tag(SF_TAG_ALLREDUCE, 0, p, parity);
-    if (r >= p2) { /* fold into r - p2, get the result back */
-      send_to(a->v[p], r - p2, tag);
-      recv_from(a->v[p], r - p2, tag);
-      continue;
-    }
-    /* Receives are posted only once this rank's own gradient is complete: a posted receive keeps
-     * StarPU-MPI's progress thread polling, which steals cycles from workers when it has no core
-     * of its own. Later rounds wait for the previous combine anyway. */
-    if (a->gate) insert_task_gate(&hi, a->tmp[p], a->v[p]);
-    if (r < extra) {
-      recv_from(a->tmp[p], r + p2, tag);
-      insert_task_grad_combine(&hi, a->v[p], a->tmp[p], a->rounds == 0 ? a->scale : 1.0f);
-    }
-    for (int s = 0; s < a->rounds; s++) {
-      int partner = r ^ (1 << s);
-      send_to(a->v[p], partner, tag);
-      recv_from(a->tmp[p], partner, tag);
-      insert_task_grad_combine(&hi, a->v[p], a->tmp[p], s + 1 == a->rounds ? a->scale : 1.0f);
-    }
-    if (r < extra) send_to(a->v[p], r + p2, tag);
-  }
-  sf_dist_set_local(was_local);
-}
-
-void sf_allreduce_destroy(sf_allreduce *a)
-{
-  if (!a) return;
-  if (a->tmp) {
-    for (int p = 0; p < a->P; p++) sf_handle_unregister(a->tmp[p]);
-    sf_data_free(a->tmp_mem, a->total * sizeof(float));
-    free(a->tmp);
-  }
-  free(a->v);
-  free(a->n);
-  free(a);
-}
-
-double sf_allreduce_words_sent(const sf_allreduce *a)
-{
-  if (!a) return 0;
-  int extra = g_size - a->p2;
-  double msgs = g_rank >= a->p2 ? 1 : a->rounds + (g_rank < extra ? 1 : 0);
-  return msgs * (double)a->total;
 }
 
 #else /* no MPI in this build */
@@ -545,20 +439,17 @@ int sf_dist_check_identical(const void *buf, size_t bytes, char *msg, size_t msg
   if (msg && msglen) msg[0] = '\0';
   return 0;
 }
-sf_allreduce *sf_allreduce_create(const sf_handle *v, const size_t *n, int P, float scale)
+void sf_dist_isend(sf_handle h, int dest, int64_t tag)
 {
-  (void)v;
-  (void)n;
-  (void)P;
-  (void)scale;
-  return NULL;
+  (void)h;
+  (void)tag;
+  SF_ABORT("sf_dist_isend to rank %d without MPI", dest);
 }
-void sf_allreduce_submit(sf_allreduce *a) { (void)a; }
-void sf_allreduce_destroy(sf_allreduce *a) { (void)a; }
-double sf_allreduce_words_sent(const sf_allreduce *a)
+void sf_dist_irecv(sf_handle h, int src, int64_t tag)
 {
-  (void)a;
-  return 0;
+  (void)h;
+  (void)tag;
+  SF_ABORT("sf_dist_irecv from rank %d without MPI", src);
 }
 
 #endif

@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scaffold/codelets_cuda.h"
 #include "scaffold/common.h"
 #include "scaffold/dist.h"
-#include "scaffold/opencl.h"
+#include "scaffold/opencl_devices.h"
 #include "scaffold/perfmodels.h"
+#include "scaffold/runtime_cuda.h"
 
 static int g_initialized = 0;
 static char g_sched[64] = "";
@@ -94,7 +94,7 @@ int sf_runtime_init(const sf_config *c)
   openblas_set_num_threads(1);
 
   sf_perfmodels_setup(getenv("STARPU_SCHED")); /* shipped perfmodels for this machine (scaffold/perfmodels.h) */
-  sf_runtime_cuda_prepare(c); /* device-memory limit for StarPU (scaffold/codelets_cuda.h) */
+  sf_runtime_cuda_prepare(c); /* device-memory limit for StarPU (scaffold/runtime_cuda.h) */
   int ret = sf_dist_starpu_init(&conf); /* starpu_mpi_init_conf under mpirun (scaffold/dist.h) */
   if (ret == -ENODEV)
     sf_die(SF_EXIT_FAILURE, "StarPU found no worker to run on (ncpu=%ld, ncuda=%ld, nopencl=%ld; check STARPU_NCPU etc.)",

@@ -1,9 +1,9 @@
-/* CUDA workers' part of the runtime (scaffold/codelets_cuda.h): the device-memory limit and the
+/* CUDA workers' part of the runtime (scaffold/runtime_cuda.h): the device-memory limit and the
  * perfmodel sample tolerance (STARPU_HISTORY_MAX_ERROR) set before starpu_init, the precision and
  * convolution-engine settings read at start-up (torch_amp, SF_CUDA_MATH, SF_CUDA_CONV) and used by
  * the CUDA wrappers, cuBLAS handles per worker (starpu_cublas_init), and the release of every
  * worker's kernel workspace and cuDNN handle before starpu_shutdown. Without CUDA in StarPU (or without the kernels) every hook is a no-op. */
-#include "scaffold/codelets_cuda.h"
+#include "scaffold/runtime_cuda.h"
 
 #include <starpu.h>
 #include <stdio.h>

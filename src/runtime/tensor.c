@@ -1,7 +1,8 @@
 /* Slab-split activation tensors and small vector handles on StarPU (scaffold/tensor.h): one
  * allocation per tensor, one 3D block handle per depth slab, registered on slices of it. A
  * spatially distributed tensor allocates its owned slabs only, registers every slab with its
- * StarPU-MPI owner, and adds one-plane halo handles at the boundaries between owners. */
+ * StarPU-MPI owner, and adds one-plane halo handles at the boundaries between owners (filled by the
+ * halo exchange of src/comm/halo.c). */
 #include "scaffold/tensor.h"
 
 #include <starpu.h>
@@ -9,7 +10,6 @@
 
 #include "scaffold/common.h"
 #include "scaffold/dist.h"
-#include "scaffold/tasks.h"
 
 #define H_(h) ((starpu_data_handle_t)(h))
 
@@ -126,16 +126,6 @@ void sf_tensor_init_dist(sf_tensor *t, const char *name, int D, int H, int W, in
 {
   SF_ASSERT(dist && dist->owner);
   tensor_init(t, name, D, H, W, C, elemsize, nslabs, d0, dist);
-}
-
-void sf_tensor_halo_exchange(sf_tensor *t)
-{
-  static const sf_topt border = {.prio = 2}; /* neighbours wait for these */
-  for (int k = 1; k < t->nslabs; k++)
-    if (t->plane_lo[k]) {
-      insert_task_plane_copy(&border, t->plane_lo[k], t->slab[k - 1], 1);
-      insert_task_plane_copy(&border, t->plane_hi[k - 1], t->slab[k], 0);
-    }
 }
 
 void sf_tensor_alias(sf_tensor *dst, const sf_tensor *src)

@@ -13,10 +13,6 @@
 #include "scaffold/dist.h"
 #include "scaffold/ops.h"
 
-const sf_topt sf_graph_opt_load = {.prio = 2};
-const sf_topt sf_graph_opt_crit = {.prio = 1};
-const sf_topt sf_graph_opt_low = {.prio = 0};
-
 int sf_graph_auto_slabs(int coarse_edge, int nworkers, int deterministic)
 {
   int cap = coarse_edge < SF_MAX_SLABS ? coarse_edge : SF_MAX_SLABS;
@@ -406,6 +402,11 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
 
   sf_graph *g = sf_calloc(1, sizeof *g, "task graph");
   g->spatial = T;
+  /* a spatial replica's tasks go through StarPU-MPI (scaffold/tasks.h); priorities: sample loads,
+   * then the activation path, then weight gradients */
+  g->opt_load = (sf_topt){.prio = 2, .mpi = T > 1};
+  g->opt_crit = (sf_topt){.prio = 1, .mpi = T > 1};
+  g->opt_low = (sf_topt){.prio = 0, .mpi = T > 1};
   g->me = sf_dist_rank();
   g->shard = sf_dist_shard();
   g->root = sf_dist_group_rank(0);

@@ -14,8 +14,8 @@
 #include "scaffold/model.h"
 #include "scaffold/ops.h"
 
-#define CRIT (&sf_graph_opt_crit)
-#define LOW (&sf_graph_opt_low)
+#define CRIT (&g->opt_crit)
+#define LOW (&g->opt_low)
 #define PARAM(p) (g->hp[(p)])
 
 /* Where slab k's contribution to the gradient of parameter p goes (graph.c: choose_partial_grads). */
@@ -58,7 +58,7 @@ static void conv3_backward_weights(sf_graph *g, sf_tensor *dy, sf_tensor *x, int
  * makes each dX wait for the dW tasks reading that slab (as data or as a neighbour's halo). */
 static void conv3_backward(sf_graph *g, sf_tensor *dx, sf_tensor *dy, sf_tensor *x, int w, int cin, int cout)
 {
-  if (dx) sf_tensor_halo_exchange(dy); /* x's planes are still those of the forward pass */
+  if (dx) sf_halo_exchange(dy); /* x's planes are still those of the forward pass */
   if (dx && dx->slab[0] == x->slab[0]) {
     for (int k = 0; k < g->S; k++) conv3_backward_weights(g, dy, x, w, cin, cout, k);
     for (int k = 0; k < g->S; k++) conv3_backward_data(g, dx, dy, x, w, cin, cout, k);
@@ -151,11 +151,12 @@ void sf_graph_submit_backward(sf_graph *g)
 
 void sf_graph_submit_optimizer(sf_graph *g, double lr, long step)
 {
-  int was_local = sf_dist_set_local(1); /* replicated on every rank, on its own copies */
-  for (int p = 0; p < g->P; p++) insert_task_sumsq(LOW, g->hsumsq[p], g->hg[p]);
-  insert_task_clip_coef(LOW, g->clip, g->hsumsq, g->P, SF_CLIP_MAX_NORM);
+  /* rank-local (mpi = 0) even in a spatial run: parameters and optimizer state are replicated on
+   * every rank, each updates its own copies */
+  const sf_topt local = {.prio = g->opt_low.prio, .mpi = 0};
+  for (int p = 0; p < g->P; p++) insert_task_sumsq(&local, g->hsumsq[p], g->hg[p]);
+  insert_task_clip_coef(&local, g->clip, g->hsumsq, g->P, SF_CLIP_MAX_NORM);
   for (int p = 0; p < g->P; p++)
-    insert_task_adam(LOW, g->hp[p], g->hm[p], g->hv[p], g->hg[p], g->clip, lr, SF_ADAM_BETA1, SF_ADAM_BETA2,
+    insert_task_adam(&local, g->hp[p], g->hm[p], g->hv[p], g->hg[p], g->clip, lr, SF_ADAM_BETA1, SF_ADAM_BETA2,
                      SF_ADAM_EPS, step);
-  sf_dist_set_local(was_local);
 }

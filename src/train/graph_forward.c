@@ -2,17 +2,17 @@
  * (transposed conv, concat [skip, up], DoubleConv), OutConv. Each op is one task per depth slab;
  * a GroupNorm is stats per slab -> one fixed-order reduction -> normalize(+ReLU) per slab. In a
  * spatial run the same list runs on every shard; the conv inputs' boundary planes are copied first
- * (sf_tensor_halo_exchange), and StarPU-MPI moves planes and partial sums between shards. */
+ * (sf_halo_exchange), and StarPU-MPI moves planes and partial sums between shards. */
 #include "graph_internal.h"
 #include "scaffold/model.h"
 
-#define CRIT (&sf_graph_opt_crit)
+#define CRIT (&g->opt_crit)
 #define PARAM(p) (g->hp[(p)])
 
 /* y = conv3x3x3(x) per slab, with slabs k-1 and k+1 as halos. */
 static void conv3(sf_graph *g, sf_tensor *y, sf_tensor *x, int w, int cin, int cout)
 {
-  sf_tensor_halo_exchange(x); /* spatial runs: x's boundary planes to the neighbouring shards */
+  sf_halo_exchange(x); /* spatial runs: x's boundary planes to the neighbouring shards */
   for (int k = 0; k < g->S; k++)
     insert_task_conv3d_forward(CRIT, y->slab[k], sf_tensor_lo(x, k), x->slab[k], sf_tensor_hi(x, k), PARAM(w), x->H,
                                x->W, cin, cout);

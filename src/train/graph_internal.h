@@ -5,6 +5,7 @@
 #ifndef SF_GRAPH_INTERNAL_H
 #define SF_GRAPH_INTERNAL_H
 
+#include "scaffold/comm.h"
 #include "scaffold/graph.h"
 #include "scaffold/tasks.h"
 #include "scaffold/tensor.h"
@@ -91,6 +92,11 @@ struct sf_graph {
   sf_handle *hgq;                    /* spatial*P; hg = hgq + shard*P */
   struct sf_allreduce *ar;           /* world size > 1 */
 
+  /* ---- task options (scaffold/tasks.h), set at creation ----
+   * Priorities: sample loads, then the activation path (forward, dX), then weight gradients and the
+   * optimizer. mpi = 1 in a spatial run: every task of the replica goes through StarPU-MPI. */
+  sf_topt opt_load, opt_crit, opt_low;
+
   double step_flops;
   long tasks_per_step;
   size_t bytes;                      /* allocated by the graph */
@@ -112,8 +118,5 @@ static inline sf_handle sf_graph_grad_of(const sf_graph *g, int q, int p)
 }
 /* The shard owning slab k (0 in a single process). */
 static inline int sf_graph_shard_of(const sf_graph *g, int k) { return g->owner[k] - g->root; }
-
-/* Priorities: the activation path (forward, dX) before weight gradients and the optimizer. */
-extern const sf_topt sf_graph_opt_crit, sf_graph_opt_low, sf_graph_opt_load;
 
 #endif

@@ -15,7 +15,7 @@
 /* Copy one sample into the input, label and class-weight handles, slab by slab. */
 static void submit_load(sf_graph *g, const float *x, const uint16_t *labels, const float *class_w)
 {
-  const sf_topt *o = &sf_graph_opt_load;
+  const sf_topt *o = &g->opt_load;
   for (int k = 0; k < g->S; k++) {
     size_t v0 = (size_t)g->in.d0[k] * g->in.H * g->in.W, nv = sf_tensor_slab_voxels(&g->in, k);
     insert_task_sample_load(o, g->in.slab[k], x + v0 * g->cin0, nv * g->cin0 * sizeof(float));
@@ -102,8 +102,8 @@ int sf_graph_eval(sf_graph *g, const float *x, const uint16_t *labels, const flo
   sf_graph_submit_forward(g);
   sf_graph_submit_loss(g);
   for (int k = 0; k < g->S; k++)
-    insert_task_dice_hard_partial(&sf_graph_opt_crit, g->dice_part[k], g->logits.slab[k], g->lab.slab[k], g->K);
-  insert_task_sum_d(&sf_graph_opt_crit, g->dice_acc, g->dice_part, g->S);
+    insert_task_dice_hard_partial(&g->opt_crit, g->dice_part[k], g->logits.slab[k], g->lab.slab[k], g->K);
+  insert_task_sum_d(&g->opt_crit, g->dice_acc, g->dice_part, g->S);
   sf_dist_cache_flush();
   int rc = finish(g, out);
   if (g->me == g->root) {
@@ -118,7 +118,7 @@ int sf_graph_eval(sf_graph *g, const float *x, const uint16_t *labels, const flo
 void sf_graph_forward(sf_graph *g, const float *x, float *logits)
 {
   if (g->spatial > 1) SF_ABORT("sf_graph_forward: the logits of a spatially distributed graph are not gathered");
-  const sf_topt *o = &sf_graph_opt_load;
+  const sf_topt *o = &g->opt_load;
   for (int k = 0; k < g->S; k++) {
     size_t v0 = (size_t)g->in.d0[k] * g->in.H * g->in.W, nv = sf_tensor_slab_voxels(&g->in, k);
     insert_task_sample_load(o, g->in.slab[k], x + v0 * g->cin0, nv * g->cin0 * sizeof(float));

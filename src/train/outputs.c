@@ -14,11 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "scaffold/bench.h"
 #include "scaffold/common.h"
 #include "scaffold/dist.h"
 #include "scaffold/datagen.h"
 #include "scaffold/fsutil.h"
+#include "scaffold/shell.h"
 #include "scaffold/trainer.h"
 
 extern char **environ;

@@ -34,6 +34,7 @@
 #include "scaffold/common.h"
 #include "scaffold/dist.h"
 #include "scaffold/fsutil.h"
+#include "scaffold/lr_schedule.h"
 #include "scaffold/ops.h"
 #include "scaffold/signals.h"
 #include "scaffold/tasks.h"

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -102,6 +103,13 @@ double sf_now(void)
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double sf_epoch_now(void)
+{
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  return (double)tv.tv_sec + tv.tv_usec * 1e-6;
 }
 
 /* Sanitizer builds (SF_SANITIZE, SF_FUZZ): LeakSanitizer checks leaks when the process exits with

@@ -14,6 +14,7 @@
 #include "scaffold/rng.h"
 #include "scaffold/runtime.h"
 #include "testutil.h"
+#include "unet_ref.h"
 
 static char *g_home;
 

@@ -14,6 +14,7 @@
 #include "scaffold/graph.h"
 #include "scaffold/ops.h"
 #include "testutil.h"
+#include "unet_ref.h"
 
 #define RTOL 1e-5
 #define NSTEPS 2

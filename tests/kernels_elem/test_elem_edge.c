@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "elem_mirror.h"
+#include "scaffold/lr_schedule.h"
 #include "scaffold/ops.h"
 #include "scaffold/rng.h"
 #include "testutil.h"

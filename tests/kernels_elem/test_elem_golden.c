@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "elem_golden.h"
+#include "scaffold/lr_schedule.h"
 #include "scaffold/ops.h"
 #include "testutil.h"
 

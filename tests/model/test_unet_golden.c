@@ -15,6 +15,7 @@
 #include "scaffold/model.h"
 #include "scaffold/ops.h"
 #include "testutil.h"
+#include "unet_ref.h"
 
 static sf_golden *G;
 static sf_unet U;

@@ -3,7 +3,7 @@
  * Each iteration is a "backward pass" - one task per parameter tensor, last tensor first, each
  * doing WORK ns of arithmetic per element before it writes that tensor's gradient - followed by a
  * sum over ranks, in three ways:
- *   ours   sf_allreduce (scaffold/dist.h): recursive doubling per tensor, StarPU-MPI isend/irecv
+ *   ours   sf_allreduce (scaffold/comm.h): recursive doubling per tensor, StarPU-MPI isend/irecv
  *          and combine tasks, each tensor's exchange starting as soon as its gradient task ends;
  *   redux  one flat gradient buffer: a pack task, a STARPU_REDUX contribution per rank and
  *          starpu_mpi_redux_data (a barrier in 1.3: it waits for every task), then every rank
@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "scaffold/common.h"
+#include "scaffold/comm.h"
 #include "scaffold/dist.h"
 #include "scaffold/model.h"
 #include "scaffold/tensor.h"

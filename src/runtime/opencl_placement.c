@@ -1,13 +1,15 @@
-/* Which workers run what when OpenCL workers exist (scaffold/opencl.h): the environment that lets
- * StarPU use a CPU OpenCL device (PoCL) when no GPU OpenCL device is visible, and the bitwise
- * placement rule of more_determinism. Codelets register themselves at program start
- * (SF_OPENCL_CODELET in codelets/<op>.c) with the declared exactness of their OpenCL variant; the
- * rule sets each codelet's `where` so that only variants that reproduce the CPU bit for bit may run
- * on an OpenCL worker. */
-#include "ocl_internal.h"
+/* Which workers run what when OpenCL workers exist (scaffold/opencl_devices.h): the bitwise
+ * placement rule of more_determinism, applied by sf_runtime_init. Codelets register themselves at
+ * program start (SF_OPENCL_CODELET in codelets/<op>.c) with the declared exactness of their OpenCL
+ * variant; the rule sets each codelet's `where` so that only variants that reproduce the CPU bit for
+ * bit may run on an OpenCL worker. The runtime only sees the registered starpu_codelet structs: it
+ * never calls into the codelets. */
+#include "scaffold/opencl_devices.h"
 
-#include <stdlib.h>
-#include <string.h>
+#include <starpu.h>
+#include <stdint.h>
+
+#include "scaffold/common.h"
 
 #define SF_OCL_MAX_CODELETS 64
 
@@ -80,35 +82,3 @@ int sf_opencl_set_placement(sf_ocl_placement p)
   g_place = p;
   return restricted;
 }
-
-#ifdef STARPU_USE_OPENCL
-
-/* 1 when some OpenCL platform offers a GPU or accelerator device. */
-static int have_gpu_device(void)
-{
-  cl_platform_id plat[16];
-  cl_uint np = 0;
-  if (clGetPlatformIDs(16, plat, &np) != CL_SUCCESS) return 0;
-  if (np > 16) np = 16;
-  for (cl_uint i = 0; i < np; i++) {
-    cl_uint nd = 0;
-    if (clGetDeviceIDs(plat[i], CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR, 0, NULL, &nd) == CL_SUCCESS && nd > 0)
-      return 1;
-  }
-  return 0;
-}
-
-int sf_opencl_prepare_env(void)
-{
-  if (getenv("STARPU_OPENCL_ON_CPUS") || getenv("STARPU_OPENCL_ONLY_ON_CPUS")) return 0; /* the user's choice */
-  if (have_gpu_device()) return 0;
-  setenv("STARPU_OPENCL_ON_CPUS", "1", 1);
-  setenv("STARPU_OPENCL_ONLY_ON_CPUS", "1", 1);
-  return 1;
-}
-
-#else
-
-int sf_opencl_prepare_env(void) { return 0; }
-
-#endif /* STARPU_USE_OPENCL */

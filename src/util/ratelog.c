@@ -2,12 +2,12 @@
  * elapse(d, count) accumulates; each time the pending time reaches the slice length, floor(k)
  * copies of the accumulated rate are appended and the remainder carries over; finish adds the
  * final partial slice. Samples/s and GFLOP/s are sliced together. Also the steady-state mean
- * mean(rates[-20:-2]). */
+ * mean(rates[-20:-2]). Lives in src/util because training and the harness both use it. */
 #include <math.h>
 #include <string.h>
 
-#include "scaffold/bench.h"
 #include "scaffold/common.h"
+#include "scaffold/ratelog.h"
 
 void sf_ratelog_init(sf_ratelog *r, double sample_duration, long long max_count)
 {

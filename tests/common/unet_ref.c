@@ -3,11 +3,13 @@
  * Every activation is kept (allocated once in create), so backward is the forward list reversed.
  * use_naive selects the _ref conv kernels, otherwise the _blas ones; GroupNorm, ReLU (fused into
  * GroupNorm), max-pool, concat and loss have a single version. Tests compare it with PyTorch
- * (tests/model/test_unet_golden.c) and the StarPU graph is compared with it. */
+ * (tests/model/test_unet_golden.c) and the StarPU graph is compared with it (tests/graph). A test
+ * oracle, so it lives in tests/common (sf_testutil), not in the model library. */
+#include "unet_ref.h"
+
 #include <string.h>
 
 #include "scaffold/common.h"
-#include "scaffold/model.h"
 #include "scaffold/ops.h"
 
 typedef struct {
