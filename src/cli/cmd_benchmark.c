@@ -292,6 +292,7 @@ int sf_cmd_benchmark(int argc, char **argv)
   sf_dist_configure(c.spatial_ranks); /* ranks = replicas x spatial_ranks */
   if (sf_dist_active() && o.bench.datagen_only)
     sf_die(SF_EXIT_USAGE, "--datagen-only measures one process: run it without mpirun");
+  sf_benchmark_check_config(&c, !o.bench.datagen_only); /* what this build cannot run: refused before any work */
   if (!sf_dist_is_root()) { /* only rank 0 writes outputs, the result JSON included */
     free(o.bench.out);
     o.bench.out = NULL;
