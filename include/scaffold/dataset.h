@@ -115,8 +115,8 @@ int sf_dataset_check_config(const sf_config *c, const char **key, char *err, siz
  * SF_EXIT_FAILURE (1) on I/O or other runtime failures (e.g. a non-finite instance file: the
  * staging directory is removed and the file is named); SF_EXIT_INTERRUPTED (130) after SIGINT/SIGTERM
  * (scaffold/signals.h: the volumes in flight finish, a fresh dataset's staging directory is removed,
- * nothing is published). Honours dataset_reuse_enforce_commit_id
- * (commit = $SF_GIT_COMMIT, else -DSF_GIT_COMMIT, else "no-commit-id"). */
+ * nothing is published). Honours dataset_reuse_enforce_commit_id (commit = the short hash of the
+ * git commit this binary was built from, embedded at build time; "no-commit-id" outside a checkout). */
 int sf_dataset_prepare(const sf_config *c, sf_dataset *out);
 
 /* Opens an existing dataset directory for c without generating anything (no StarPU): lists the

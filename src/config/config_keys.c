@@ -138,7 +138,8 @@ const sf_key sf_keys[] = {
   KEY_FLT(ce_weight_sample_fraction, DEV, 0.1, half_open_0_1, "in (0, 1]", NULL,
           "Fraction of training masks used to estimate the CE class weights."),
   KEY_BOOL(dataset_reuse_enforce_commit_id, DEV, 0, NULL, "0/1, true/false, yes/no", NULL,
-           "Require the same git commit to reuse a cached dataset."),
+           "Require the same git commit to reuse a cached dataset (the commit the binary was built from, "
+           "embedded at build time; no-commit-id outside a checkout)."),
   /* ---- upstream: accepted but not in the YAML ---- */
   KEY_STR(job_name, AUX, "benchmark", NULL, "any string", NULL, "Prefix of the run-directory name."),
   KEY_NOT_YET(async_save, AUX, 0, "writing checkpoints in a background thread", "0 (1 is not implemented yet)",
