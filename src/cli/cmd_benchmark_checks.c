@@ -51,9 +51,9 @@ static void check_memory(const sf_config *c, const sf_unet *u)
     sf_config_refuse2(c, "problem_scale", "unet_base_channels",
                       "the full-resolution activations of the first and last U-Net blocks alone need %.1f GiB per rank "
                       "(%d^3 voxels x %d channels x 8 tensors%s), and this machine has %.1f GiB of memory; expected a "
-                      "smaller problem_scale or unet_base_channels%s",
+                      "smaller problem_scale or unet_base_channels, or more spatial_ranks under mpirun",
                       need / (1 << 30), u->edge[0], u->channels[0], sf_dist_spatial() > 1 ? " / spatial_ranks" : "",
-                      have / (1 << 30), ", or more spatial_ranks under mpirun");
+                      have / (1 << 30));
 }
 
 void sf_benchmark_check_config(const sf_config *c, int training)
