@@ -9,8 +9,9 @@
 #include <string.h>
 #include <time.h>
 
+#include <sf_git_commit.h> /* SF_GIT_COMMIT, generated in <build>/generated (cmake/GitCommit.cmake) */
+
 #include "dataset_internal.h"
-#include "sf_git_commit.h" /* SF_GIT_COMMIT: generated at build time (cmake/GitCommit.cmake) */
 #include "scaffold/common.h"
 #include "scaffold/datagen.h"
 #include "scaffold/fsutil.h"
