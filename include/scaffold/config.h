@@ -84,6 +84,14 @@ void sf_config_load_file(sf_config *c, const char *path);
 void sf_config_apply_override(sf_config *c, const char *key_eq_value);
 /* Cross-key checks (e.g. problem_scale >= unet_bottleneck_dim + 1) and derived keys. Dies (status 2). */
 void sf_config_finalize(sf_config *c);
+/* Refusals made outside the config module (what a command can run, checked before any work), worded
+ * like the loader's own: "FILE:LINE: key 'K' has value 'V': <fmt...>" (or "override --set k=v: ...",
+ * or "key 'K' has its default value 'V': ..."). sf_config_refuse2 names two keys with their values
+ * and origins, starting at the one that was set. Both exit with status 2. */
+__attribute__((noreturn, format(printf, 3, 4))) void sf_config_refuse(const sf_config *c, const char *key,
+                                                                      const char *fmt, ...);
+__attribute__((noreturn, format(printf, 4, 5))) void sf_config_refuse2(const sf_config *c, const char *a,
+                                                                       const char *b, const char *fmt, ...);
 /* Print the effective configuration, one key per line with its origin (default, file:line, override). */
 void sf_config_print(const sf_config *c, FILE *out);
 /* Write the effective configuration as YAML that sf_config_load_file reads back identically.

@@ -46,6 +46,10 @@ typedef struct {
 int sf_volume_plan_make(sf_volume_plan *p, long seed, long n_categories, long n_instances_used_per_fractal,
                         long n_fracts_per_vol, double val_split, int *rounded, char *err, size_t errlen);
 void sf_volume_plan_free(sf_volume_plan *p);
+/* The training and validation volume counts sf_volume_plan_make would give, with the same checks,
+ * without drawing or allocating anything. Returns 0, or -1 with its message in err. */
+int sf_volume_plan_sizes(long seed, long n_categories, long n_instances_used_per_fractal, long n_fracts_per_vol,
+                         double val_split, int *n_train, int *n_val, char *err, size_t errlen);
 /* Number of distinct categories in volume v. */
 int sf_volume_plan_distinct(const sf_volume_plan *p, int v);
 
@@ -93,6 +97,15 @@ typedef struct {
 char *sf_dataset_config_json(const sf_config *c, int canonical_shards); /* malloc'ed */
 void sf_dataset_config_id(const sf_config *c, char out[13]);
 
+/* The largest problem_scale the unsharded dataset layout holds (1024^3-voxel volumes). */
+#define SF_DATASET_MAX_PROBLEM_SCALE 10
+
+/* What sf_dataset_prepare can build, checked without touching a file (so `scaffold benchmark` can
+ * refuse before any work): scale 1, problem_scale 1..SF_DATASET_MAX_PROBLEM_SCALE, the unsharded
+ * dc_num_shards [1, 1, 1] layout, a seed NumPy accepts and a volume count that fits. Returns 0, or
+ * -1 with the key at fault in *key and what was expected in err. */
+int sf_dataset_check_config(const sf_config *c, const char **key, char *err, size_t errlen);
+
 /* Finds the newest reusable dataset for c under <dataset_dir>/<config_id>/, or generates one with
  * the StarPU task graph (one task per volume; StarPU must be initialised; the fractal instances
  * must exist), then fills *out. Missing or truncated volume/mask files in a reused dataset are
@@ -102,8 +115,8 @@ void sf_dataset_config_id(const sf_config *c, char out[13]);
  * SF_EXIT_FAILURE (1) on I/O or other runtime failures (e.g. a non-finite instance file: the
  * staging directory is removed and the file is named); SF_EXIT_INTERRUPTED (130) after SIGINT/SIGTERM
  * (scaffold/signals.h: the volumes in flight finish, a fresh dataset's staging directory is removed,
- * nothing is published). Honours dataset_reuse_enforce_commit_id
- * (commit = $SF_GIT_COMMIT, else -DSF_GIT_COMMIT, else "no-commit-id"). */
+ * nothing is published). Honours dataset_reuse_enforce_commit_id (commit = the short hash of the
+ * git commit this binary was built from, embedded at build time; "no-commit-id" outside a checkout). */
 int sf_dataset_prepare(const sf_config *c, sf_dataset *out);
 
 /* Opens an existing dataset directory for c without generating anything (no StarPU): lists the

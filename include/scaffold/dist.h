@@ -98,6 +98,7 @@ void sf_dist_irecv(sf_handle h, int src, int64_t tag);
 /* ---- host-side collectives (no-ops / identity in a single process) ---- */
 void sf_dist_allreduce_sum(double *v, int n);     /* over every rank */
 void sf_dist_allreduce_max(int *v, int n);        /* over every rank */
+void sf_dist_allreduce_max_double(double *v, int n); /* over every rank */
 void sf_dist_bcast(void *buf, size_t bytes);      /* from rank 0 to every rank */
 void sf_dist_group_bcast(void *buf, size_t bytes); /* from shard 0 to the shards of its replica */
 /* A copy of rank 0's string on every rank (malloc'ed; s may be NULL on other ranks). */

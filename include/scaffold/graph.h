@@ -37,6 +37,33 @@ typedef struct sf_graph sf_graph;
 #define SF_ADAM_EPS 1e-8
 #define SF_CLIP_MAX_NORM 1.0f
 
+/* ---- optimizers (src/train/optimizers.c) ----
+ * The optimizers the graph implements, by upstream config name (spec §6.4: upstream also has SGD
+ * and, for any other name, RMSprop). `scaffold benchmark` refuses any other `optimizer` before it
+ * starts; sf_graph_create checks again. */
+typedef enum { SF_OPT_ADAM } sf_optimizer_kind;
+typedef struct {
+  const char *name; /* as written in the config ("ADAM") */
+  sf_optimizer_kind kind;
+  const char *what; /* hyper-parameters, for messages */
+} sf_optimizer_info;
+/* The implemented optimizer of that exact name, or NULL. */
+const sf_optimizer_info *sf_optimizer_find(const char *name);
+/* "ADAM" (the implemented names, comma-separated). */
+void sf_optimizer_names(char *buf, size_t len);
+
+/* The checks of sf_graph_create that need neither StarPU nor memory: `optimizer` in the table
+ * above, `slabs` within the bottleneck edge (and SF_MAX_SLABS), `spatial_ranks` (= spatial, the
+ * shards per replica) within the slab count. Returns 0, or -1 with the key at fault in *key and
+ * what was expected in err ("... expected 0 (automatic) or 1..8 ..."). */
+int sf_graph_check_config(const sf_unet *u, const sf_config *c, int spatial, const char **key, char *err,
+                          size_t errlen);
+
+/* A lower bound of the host memory sf_graph_create allocates on one rank (spatial = shards per
+ * replica): the full-resolution activations of the first and last U-Net blocks alone. Cheap; for
+ * refusing up front a problem that cannot fit. */
+double sf_graph_min_bytes(const sf_unet *u, int spatial);
+
 /* Builds the graph's data for the network u (which must outlive the graph) and registers params
  * (u->total_params floats). StarPU must be running. Returns NULL with a message in err on a bad
  * configuration (e.g. `slabs` above the bottleneck edge, an optimizer other than ADAM). */

@@ -47,7 +47,8 @@ static void usage(FILE *out)
           "trace.json and worker_stats.{json,txt} (training) and datagen_trace/ (data generation).\n"
           "\n"
           "  --run-dir DIR      resume in DIR (implies --restart and train_from_scratch: 0)\n"
-          "  --restart          resume from DIR/checkpoints (needs --run-dir); no checkpoint is an error\n"
+          "  --restart          resume from DIR/checkpoints (needs --run-dir); with no checkpoint yet (stopped in\n"
+          "                     its first epoch, or checkpoint_interval -1) the run starts over in DIR\n"
           "  --max-count N      stop after N training samples (at a step boundary)\n"
           "  --out P            write the result JSON into directory P, or to P when it ends in .json\n"
           "  --datagen-only     measure fractal + dataset generation (volumes/s) as the result's rate\n"
@@ -181,6 +182,47 @@ static void refuse_incompatible_checkpoint(const sf_config *c, const char *run_d
   free(dir);
 }
 
+/* --restart/--run-dir with neither checkpoint file (the run stopped before its first checkpoint: killed
+ * in epoch 1, or checkpoint_interval -1): nothing to resume, so the run starts over in the same
+ * directory, which restart.sh promises to finish. The epoch rows of the stopped attempt would be
+ * stale in a new run's train_stats.csv: they are kept aside as train_stats.csv.before-restart. A
+ * directory without config.yaml is not a run directory and is refused. Returns 1 to start over. */
+static int start_over_without_checkpoint(const sf_config *c, const char *run_dir)
+{
+  int none = 0;
+  if (sf_dist_is_root()) {
+    char *dir = sf_path_join(run_dir, c->checkpoint_dir), *last = sf_path_join(dir, "checkpoint_last.bin"),
+         *best = sf_path_join(dir, "checkpoint_best.bin"), *cfg = sf_path_join(run_dir, "config.yaml");
+    none = !sf_file_exists(last) && !sf_file_exists(best);
+    if (none && !sf_file_exists(cfg))
+      none = 2;
+    else if (none)
+      sf_info("restart: no checkpoint in %s (the run stopped before its first checkpoint): starting the run over in %s",
+              dir, run_dir);
+    free(dir);
+    free(last);
+    free(best);
+    free(cfg);
+  }
+  none = sf_dist_agree(none);
+  if (none == 2)
+    sf_die(SF_EXIT_USAGE, "--run-dir %s: neither a checkpoint (%s/checkpoint_last.bin) nor config.yaml: not the run "
+           "directory of a scaffold benchmark run", run_dir, c->checkpoint_dir);
+  if (!none || !sf_dist_is_root()) return none;
+  char *csv = sf_path_join(run_dir, "train_stats.csv"), *kept = sf_path_join(run_dir, "train_stats.csv.before-restart");
+  sf_epoch_row *rows = NULL;
+  size_t n = 0;
+  char err[1024];
+  if (sf_stats_csv_load(csv, &rows, &n, err, sizeof err) == 0 && n > 0) {
+    if (rename(csv, kept) != 0) sf_die(SF_EXIT_FAILURE, "cannot rename %s to %s: %s", csv, kept, strerror(errno));
+    sf_info("restart: the %zu epoch row(s) of the stopped attempt moved from train_stats.csv to %s", n, kept);
+  }
+  free(rows);
+  free(csv);
+  free(kept);
+  return 1;
+}
+
 /* Fractal library (when missing) and dataset. Returns 0 or an exit status; *gen_secs gets the
  * time spent generating (excluded from the time to solution). */
 static int generate_data(const sf_config *c, sf_dataset *d, int force_fractals, double *gen_secs,
@@ -292,6 +334,7 @@ int sf_cmd_benchmark(int argc, char **argv)
   sf_dist_configure(c.spatial_ranks); /* ranks = replicas x spatial_ranks */
   if (sf_dist_active() && o.bench.datagen_only)
     sf_die(SF_EXIT_USAGE, "--datagen-only measures one process: run it without mpirun");
+  sf_benchmark_check_config(&c, !o.bench.datagen_only); /* what this build cannot run: refused before any work */
   if (!sf_dist_is_root()) { /* only rank 0 writes outputs, the result JSON included */
     free(o.bench.out);
     o.bench.out = NULL;
@@ -317,10 +360,13 @@ int sf_cmd_benchmark(int argc, char **argv)
     }
   }
   if (o.run_dir) refuse_incompatible_checkpoint(&c, run_dir);
+  int start_over = o.run_dir && start_over_without_checkpoint(&c, run_dir);
+  if (start_over) resume = 0;
   if (sf_dist_is_root() && sf_run_dir_write_configs(&c, run_dir, o.run_dir == NULL, err, sizeof err) != 0)
     sf_die(SF_EXIT_FAILURE, "%s", err);
   sf_result_set_string(res, "run_dir", run_dir);
-  sf_info("benchmark: run directory %s%s", run_dir, o.run_dir ? " (resuming)" : "");
+  sf_info("benchmark: run directory %s%s", run_dir,
+          start_over ? " (starting over: no checkpoint yet)" : o.run_dir ? " (resuming)" : "");
 
   /* ---- runtime ---- */
   sf_runtime_init(&c);
@@ -361,7 +407,8 @@ int sf_cmd_benchmark(int argc, char **argv)
   if (rc != 0) {
     if (rc == SF_EXIT_INTERRUPTED) {
       fprintf(stderr, "scaffold: benchmark interrupted by %s while preparing the data, before training: no "
-              "checkpoint yet, so rerun the benchmark command (not restart.sh); complete files are reused\n",
+              "checkpoint yet, so restart.sh (or the same benchmark command) starts the run over; complete files "
+              "are reused\n",
               sf_signal_name(sf_stop_requested()));
       sf_result_fail(res, "interrupted by %s while preparing the data", sf_signal_name(sf_stop_requested()));
     } else {
@@ -398,7 +445,8 @@ int sf_cmd_benchmark(int argc, char **argv)
     sf_die(SF_EXIT_FAILURE, "trace: %s", err);
   sf_train_install_signals();
   sf_train_setup ts = {.cfg = &c, .data = &data, .unet = &u, .graph = g, .params = params, .class_w = cw,
-                       .run_dir = run_dir, .resume = resume, .require_checkpoint = o.restart || o.run_dir != NULL,
+                       .run_dir = run_dir, .resume = resume,
+                       .require_checkpoint = resume && (o.restart || o.run_dir != NULL),
                        .rates = &log, .verbose = verbose, .log = stdout};
   sf_train_result tr;
   int status = sf_train(&ts, &tr);

@@ -312,6 +312,8 @@ void sf_config_set_raw(sf_config *c, int k, const sf_raw *v, const sf_src *src)
     }
   }
   if (key->ok && !key->ok(tmp)) value_die(src, k, v, "out of range: expected %s", key->allowed);
+  if (key->not_yet && li != key->def_i)
+    value_die(src, k, v, "%s is not implemented yet: expected %ld", key->not_yet, key->def_i);
   /* Derived keys read from a file (our own config.yaml) are checked for type, then recomputed. */
   if (key->group == SF_KG_DERIVED) return;
 
@@ -366,6 +368,36 @@ __attribute__((noreturn, format(printf, 4, 5))) static void cross_die(const sf_c
   va_end(ap);
   sf_die(SF_EXIT_USAGE, "%s: key '%s' has value '%s' and key '%s' has value '%s' (from %s): %s", oa,
          sf_keys[ka].name, va, sf_keys[kb].name, vb, ob, what);
+}
+
+void sf_config_refuse(const sf_config *c, const char *key, const char *fmt, ...)
+{
+  int k = sf_key_find(key);
+  SF_ASSERT(k >= 0);
+  char where[1100], what[2048];
+  char *v = sf_config_format_key(c, k);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  int quoted = sf_keys[k].type == SF_KT_STRING; /* format_key already quoted it */
+  if (sf_keys[k].group != SF_KG_DERIVED && meta_of(c)->keys[k].origin == SF_ORIGIN_DEFAULT) {
+    sf_die(SF_EXIT_USAGE, "key '%s' has its default value %s%s%s: %s", key, quoted ? "" : "'", v,
+           quoted ? "" : "'", what);
+  }
+  origin_text(c, k, where, sizeof where);
+  sf_die(SF_EXIT_USAGE, "%s: key '%s' has value %s%s%s: %s", where, key, quoted ? "" : "'", v, quoted ? "" : "'",
+         what);
+}
+
+void sf_config_refuse2(const sf_config *c, const char *a, const char *b, const char *fmt, ...)
+{
+  char what[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  cross_die(c, a, b, "%s", what);
 }
 
 void sf_config_finalize(sf_config *c)

@@ -62,6 +62,15 @@ __attribute__((noreturn)) static void unknown_option(const char *a)
     for (char *p = name; *p; p++)
       if (*p == '-') *p = '_';
     int k = sf_key_find(name);
+    const sf_old_key *o = k < 0 ? sf_old_key_find(name) : NULL;
+    if (o) {
+      int use = sf_key_find(o->use);
+      char msg[1024];
+      sf_old_key_message(o, NULL, msg, sizeof msg);
+      if (sf_keys[use].flag)
+        sf_die(SF_EXIT_USAGE, "unknown option '%s': %s; its option is '%s'", a, msg, sf_keys[use].flag);
+      sf_die(SF_EXIT_USAGE, "unknown option '%s': %s; set it with --set %s=VALUE", a, msg, o->use);
+    }
     if (k < 0) {
       const char *s = sf_key_suggest(name);
       if (s && sf_keys[sf_key_find(s)].flag)

@@ -37,6 +37,9 @@ typedef struct {
   const char *allowed; /* what ok() accepts, phrased to follow "expected " and for the docs */
   const char *flag;    /* upstream-style CLI flag that sets it ("--problem-scale"), or NULL */
   const char *help;    /* one line: meaning */
+  /* INT/BOOL keys that upstream documents but we do not implement yet: what a value other than the
+   * default would do; such a value is refused as "not implemented yet". NULL for every other key. */
+  const char *not_yet;
 } sf_key;
 
 extern const sf_key sf_keys[];
@@ -44,6 +47,19 @@ extern const int sf_nkeys;
 
 /* Index of a key by exact name, or -1. */
 int sf_key_find(const char *name);
+
+/* A key of older upstream versions (spec §13) that current upstream no longer reads, with the key
+ * that replaced it: refused with a message naming the current key, not as an unknown key. */
+typedef struct {
+  const char *name; /* "batch_size" */
+  const char *use;  /* "local_batch_size" */
+  const char *why;  /* what changed, one clause */
+} sf_old_key;
+/* The older key of that name, or NULL. */
+const sf_old_key *sf_old_key_find(const char *name);
+/* "key 'batch_size' (value '2') is from older ScaFFold versions: use 'local_batch_size' instead
+ * (...)"; value may be NULL (then no value is named). */
+void sf_old_key_message(const sf_old_key *o, const char *value, char *buf, size_t n);
 /* The known key closest to name when its edit distance is <= 2, else NULL. */
 const char *sf_key_suggest(const char *name);
 const char *sf_key_group_title(sf_key_group g);

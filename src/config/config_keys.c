@@ -4,6 +4,7 @@
  * its field in scaffold/config.h. Upstream keys and defaults: spec §1.3 (newest, 11e97acb); ours:
  * DESIGN.md §1. */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "config_internal.h"
@@ -48,6 +49,9 @@ static int dims_234(const void *p)
   {#n, SF_KT_STRING, F(n), g, .def_s = (d), .ok = chk, .allowed = al, .flag = fl, .help = h}
 #define KEY_INT3(n, g, a, b, c, chk, al, fl, h) \
   {#n, SF_KT_INT3, F(n), g, .def_i3 = {a, b, c}, .ok = chk, .allowed = al, .flag = fl, .help = h}
+/* A flag upstream documents but we do not implement yet: only its default is accepted. */
+#define KEY_NOT_YET(n, g, d, what, al, h) \
+  {#n, SF_KT_BOOL, F(n), g, .def_i = (d), .allowed = al, .help = h, .not_yet = what}
 
 #define EXT SF_KG_EXTERNAL
 #define PRB SF_KG_PROBLEM
@@ -80,7 +84,9 @@ const sf_key sf_keys[] = {
   KEY_INT(n_instances_used_per_fractal, PRB, 145, ge1, ">= 1 and >= n_fracts_per_vol",
           "--n-instances-used-per-fractal",
           "Instances drawn per class, rounded down to a multiple of n_fracts_per_vol (145 -> 144)."),
-  KEY_INT(problem_scale, PRB, 7, ps_range, "1..20 and >= unet_bottleneck_dim + 1", "--problem-scale",
+  KEY_INT(problem_scale, PRB, 7, ps_range,
+          "1..20 and >= unet_bottleneck_dim + 1; `benchmark`: at most 10 (the dataset layout's limit)",
+          "--problem-scale",
           "Volume edge is 2^problem_scale; a non-integer is floored with a warning, as upstream."),
   KEY_INT(unet_bottleneck_dim, PRB, 3, ge0, ">= 0 and <= problem_scale - 1", "--unet-bottleneck-dim",
           "Bottleneck edge is 2^unet_bottleneck_dim; U-Net depth is problem_scale - this."),
@@ -89,8 +95,9 @@ const sf_key sf_keys[] = {
   /* ---- upstream: external learning-rate specification ---- */
   KEY_INT(local_batch_size, LR, 1, ge1, ">= 1", "--local-batch-size",
           "Samples per data-parallel replica per step."),
-  KEY_STR(optimizer, LR, "ADAM", NULL, "any string", "--optimizer",
-          "ADAM; SGD; any other string selects RMSprop (as upstream)."),
+  KEY_STR(optimizer, LR, "ADAM", NULL, "`benchmark`: an optimizer the training graph implements: ADAM",
+          "--optimizer",
+          "Upstream: ADAM, SGD, any other string RMSprop. `benchmark` refuses the ones not implemented yet."),
   KEY_FLT(starting_learning_rate, LR, 0.001, positive, "> 0", "--starting-learning-rate",
           "Initial (maximum) learning rate."),
   KEY_FLT(min_learning_rate, LR, 0.0001, positive, "> 0 and <= starting_learning_rate",
@@ -125,15 +132,19 @@ const sf_key sf_keys[] = {
           "GroupNorm group count; must divide every channel count."),
   KEY_INT(warmup_batches, DEV, 64, ge0, ">= 0", "--warmup-batches",
           "Warm-up steps per rank, rolled back afterwards."),
-  KEY_BOOL(activation_checkpointing, DEV, 0, NULL, "0/1, true/false, yes/no", NULL,
-           "Recompute block activations in backward (memory only)."),
+  KEY_NOT_YET(activation_checkpointing, DEV, 0, "recomputing block activations in backward",
+              "0 (1 is not implemented yet)",
+              "Upstream: 1 recomputes block activations in backward (memory only). Not implemented yet."),
   KEY_FLT(ce_weight_sample_fraction, DEV, 0.1, half_open_0_1, "in (0, 1]", NULL,
           "Fraction of training masks used to estimate the CE class weights."),
   KEY_BOOL(dataset_reuse_enforce_commit_id, DEV, 0, NULL, "0/1, true/false, yes/no", NULL,
-           "Require the same git commit to reuse a cached dataset."),
+           "Require the same git commit to reuse a cached dataset (the commit the binary was built from, "
+           "embedded at build time; no-commit-id outside a checkout)."),
   /* ---- upstream: accepted but not in the YAML ---- */
   KEY_STR(job_name, AUX, "benchmark", NULL, "any string", NULL, "Prefix of the run-directory name."),
-  KEY_BOOL(async_save, AUX, 0, NULL, "0/1, true/false, yes/no", NULL, "Write checkpoints in a background thread."),
+  KEY_NOT_YET(async_save, AUX, 0, "writing checkpoints in a background thread", "0 (1 is not implemented yet)",
+              "Upstream: 1 writes checkpoints in a background thread. Not implemented yet: they are written "
+              "synchronously."),
   KEY_BOOL(dist, AUX, 1, is_true, "true (1)", NULL, "If present it must be true, as upstream."),
   KEY_INT(scale, AUX, 1, eq1, "1", NULL, "Fractal scale in the volume; only 1 is valid, as upstream."),
   KEY_INT(datagen_batch_size, AUX, 10000, ge1, ">= 1", "--datagen-batch-size",
@@ -168,6 +179,35 @@ int sf_key_find(const char *name)
   for (int k = 0; k < sf_nkeys; k++)
     if (!strcmp(sf_keys[k].name, name)) return k;
   return -1;
+}
+
+/* ---- keys of older upstream versions (spec §1.2, §1.3, §13) ------------------------------------ */
+static const sf_old_key old_keys[] = {
+  {"batch_size", "local_batch_size", "samples per data-parallel replica per step"},
+  {"learning_rate", "starting_learning_rate",
+   "the initial rate of the cosine warm-restart schedule; add disable_scheduler: 1 to keep it constant, as the "
+   "old learning_rate was"},
+  {"warmup_epochs", "warmup_batches", "warm-up now counts steps and is rolled back afterwards"},
+  {"num_shards", "dc_num_shards", "3 integers, one shard count per sharded dim"},
+  {"shard_dim", "dc_shard_dims", "3 distinct tensor dims in {2, 3, 4}"},
+  {"ce_weight_num_samples", "ce_weight_sample_fraction", "a fraction of the training masks, in (0, 1]"},
+  {"dataset_num_shards", "dc_num_shards", "the dataset is sharded as training is"},
+  {"dataset_shard_dims", "dc_shard_dims", "the dataset is sharded as training is"},
+};
+
+const sf_old_key *sf_old_key_find(const char *name)
+{
+  for (size_t i = 0; i < sizeof old_keys / sizeof old_keys[0]; i++)
+    if (!strcmp(old_keys[i].name, name)) return &old_keys[i];
+  return NULL;
+}
+
+void sf_old_key_message(const sf_old_key *o, const char *value, char *buf, size_t n)
+{
+  char val[300] = "";
+  if (value) snprintf(val, sizeof val, " (value '%s')", value);
+  snprintf(buf, n, "key '%s'%s is from older ScaFFold versions and no longer read: use '%s' instead (%s)", o->name,
+           val, o->use, o->why);
 }
 
 /* Optimal string alignment distance (Levenshtein plus adjacent transpositions). */

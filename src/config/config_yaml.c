@@ -142,6 +142,12 @@ static void read_value(reader *r, yaml_event_t *e, sf_raw *out)
 
 static void unknown_key_die(const reader *r, int line, const char *key, const char *value)
 {
+  const sf_old_key *o = sf_old_key_find(key);
+  if (o) {
+    char msg[1024];
+    sf_old_key_message(o, value, msg, sizeof msg);
+    reader_die(r, line, "%s", msg);
+  }
   const char *s = sf_key_suggest(key);
   char hint[256] = "";
   if (s) snprintf(hint, sizeof hint, "; did you mean '%s'?", s);
@@ -226,6 +232,12 @@ void sf_config_override_key(sf_config *c, const char *key, const char *value, co
 {
   reader r = {.how = how};
   int k = sf_key_find(key);
+  const sf_old_key *o = k < 0 ? sf_old_key_find(key) : NULL;
+  if (o) {
+    char msg[1024];
+    sf_old_key_message(o, value, msg, sizeof msg);
+    sf_die(SF_EXIT_USAGE, "override %s: %s", how, msg);
+  }
   if (k < 0) {
     const char *s = sf_key_suggest(key);
     sf_die(SF_EXIT_USAGE, "override %s: unknown key '%s' (value '%s')%s%s%s (docs/config.md lists "

@@ -163,26 +163,46 @@ static void staging_name(char *buf, size_t len, const char *ts)
   snprintf(buf, len, TMP_PREFIX "%s_%ld_%08x", ts, (long)getpid(), r);
 }
 
+int sf_dataset_check_config(const sf_config *c, const char **key, char *err, size_t errlen)
+{
+  *key = NULL;
+  if (c->scale != 1) {
+    *key = "scale";
+    snprintf(err, errlen, "scaled sub-volume rasterization is not supported; expected 1");
+    return -1;
+  }
+  if (c->problem_scale < 1 || c->problem_scale > SF_DATASET_MAX_PROBLEM_SCALE) {
+    *key = "problem_scale";
+    snprintf(err, errlen, "the unsharded dataset layout holds volumes up to %d^3 voxels; expected 1..%d",
+             1 << SF_DATASET_MAX_PROBLEM_SCALE, SF_DATASET_MAX_PROBLEM_SCALE);
+    return -1;
+  }
+  if (c->dc_num_shards[0] != 1 || c->dc_num_shards[1] != 1 || c->dc_num_shards[2] != 1) {
+    *key = "dc_num_shards";
+    snprintf(err, errlen, "only the unsharded dataset layout is implemented (spatial decomposition is `spatial_ranks` "
+             "here); expected [1, 1, 1]");
+    return -1;
+  }
+  int n_train, n_val;
+  char why[1024];
+  if (sf_volume_plan_sizes(c->seed, c->n_categories, c->n_instances_used_per_fractal, c->n_fracts_per_vol,
+                           c->val_split, &n_train, &n_val, why, sizeof why) != 0) {
+    *key = strncmp(why, "seed", 4) == 0 ? "seed" : "n_instances_used_per_fractal";
+    snprintf(err, errlen, "%s", why);
+    return -1;
+  }
+  return 0;
+}
+
 int sf_dataset_prepare(const sf_config *c, sf_dataset *out)
 {
   memset(out, 0, sizeof *out);
   char err[8192];
-  if (c->scale != 1) {
-    fprintf(stderr, "scaffold: error: scale must be 1 (got %ld); scaled sub-volume rasterization is not supported\n",
-            c->scale);
+  const char *bad_key;
+  if (sf_dataset_check_config(c, &bad_key, err, sizeof err) != 0) {
+    fprintf(stderr, "scaffold: error: config key '%s': %s\n", bad_key, err);
     return SF_EXIT_USAGE;
   }
-  if (c->problem_scale < 1 || c->problem_scale > 10) {
-    fprintf(stderr, "scaffold: error: problem_scale %ld: the unsharded dataset layout supports 1..10 (volumes up to "
-            "1024^3 voxels)\n", c->problem_scale);
-    return SF_EXIT_USAGE;
-  }
-  for (int i = 0; i < 3; i++)
-    if (c->dc_num_shards[i] != 1) {
-      fprintf(stderr, "scaffold: error: dc_num_shards [%ld,%ld,%ld]: only the unsharded [1,1,1] dataset layout is "
-              "implemented\n", c->dc_num_shards[0], c->dc_num_shards[1], c->dc_num_shards[2]);
-      return SF_EXIT_USAGE;
-    }
   sf_volume_plan p;
   int rounded = 0;
   if (sf_volume_plan_make(&p, c->seed, c->n_categories, c->n_instances_used_per_fractal, c->n_fracts_per_vol,

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <sf_git_commit.h> /* SF_GIT_COMMIT, generated in <build>/generated (cmake/GitCommit.cmake) */
+
 #include "dataset_internal.h"
 #include "scaffold/common.h"
 #include "scaffold/datagen.h"
@@ -70,12 +72,7 @@ void sf_dataset_config_id(const sf_config *c, char out[13])
 
 void sf_ds_code_commit(char *buf, size_t len)
 {
-  const char *e = getenv("SF_GIT_COMMIT");
-#ifdef SF_GIT_COMMIT
-  if (!e || !*e) e = SF_GIT_COMMIT;
-#endif
-  if (!e || !*e) e = "no-commit-id";
-  snprintf(buf, len, "%s", e);
+  snprintf(buf, len, "%s", SF_GIT_COMMIT[0] ? SF_GIT_COMMIT : "no-commit-id");
   for (char *p = buf; *p; p++)
     if (*p == '/' || *p == ' ' || *p == '\n') *p = '_';
 }

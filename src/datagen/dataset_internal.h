@@ -30,6 +30,6 @@ int sf_ds_write_side_files(const sf_config *c, const sf_volume_plan *p, const ch
 int sf_ds_write_meta(const sf_config *c, const char *dir, const char *config_id, const char *commit, char *err,
                      size_t errlen);
 char *sf_ds_meta_value(const char *text, const char *key); /* top-level "key: value", malloc'ed */
-void sf_ds_code_commit(char *buf, size_t len);               /* $SF_GIT_COMMIT, -DSF_GIT_COMMIT or no-commit-id */
+void sf_ds_code_commit(char *buf, size_t len);               /* the build's git commit (short hash) or no-commit-id */
 
 #endif

@@ -17,10 +17,11 @@
 
 #define SF_INSTANCES_PER_CLASS SF_N_INSTANCES /* upstream's hard-wired range(145) */
 
-int sf_volume_plan_make(sf_volume_plan *p, long seed, long n_categories, long n_instances_used_per_fractal,
-                        long n_fracts_per_vol, double val_split, int *rounded, char *err, size_t errlen)
+/* The checks and sizes shared by sf_volume_plan_make and sf_volume_plan_sizes. */
+static int plan_sizes(long seed, long n_categories, long n_instances_used_per_fractal, long n_fracts_per_vol,
+                      double val_split, long *n_inst_out, int *rounded, int *n_train, int *n_val, char *err,
+                      size_t errlen)
 {
-  memset(p, 0, sizeof *p);
   if (rounded) *rounded = 0;
   if (seed < 0 || seed > 0xffffffffL) {
     snprintf(err, errlen, "seed %ld is outside [0, 2^32-1] (NumPy's np.random.seed accepts no other)", seed);
@@ -49,6 +50,30 @@ int sf_volume_plan_make(sf_volume_plan *p, long seed, long n_categories, long n_
     snprintf(err, errlen, "n_categories*n_instances_used_per_fractal = %ld is too large", n_categories * n_inst);
     return -1;
   }
+  int num_volumes = (int)(n_categories * n_inst / n_fracts_per_vol);
+  *n_inst_out = n_inst;
+  *n_val = (int)((double)num_volumes * val_split / 100.0);
+  *n_train = num_volumes - *n_val;
+  return 0;
+}
+
+int sf_volume_plan_sizes(long seed, long n_categories, long n_instances_used_per_fractal, long n_fracts_per_vol,
+                         double val_split, int *n_train, int *n_val, char *err, size_t errlen)
+{
+  long n_inst;
+  return plan_sizes(seed, n_categories, n_instances_used_per_fractal, n_fracts_per_vol, val_split, &n_inst, NULL,
+                    n_train, n_val, err, errlen);
+}
+
+int sf_volume_plan_make(sf_volume_plan *p, long seed, long n_categories, long n_instances_used_per_fractal,
+                        long n_fracts_per_vol, double val_split, int *rounded, char *err, size_t errlen)
+{
+  memset(p, 0, sizeof *p);
+  long n_inst;
+  int n_train, n_val;
+  if (plan_sizes(seed, n_categories, n_instances_used_per_fractal, n_fracts_per_vol, val_split, &n_inst, rounded,
+                 &n_train, &n_val, err, errlen) != 0)
+    return -1;
   p->seed = seed;
   p->n_categories = (int)n_categories;
   p->n_inst = (int)n_inst;
@@ -88,8 +113,8 @@ int sf_volume_plan_make(sf_volume_plan *p, long seed, long n_categories, long n_
 
   /* split: random.seed(seed) again, int(num_volumes * val_split / 100) validation volumes */
   sf_mt_seed_python(&py, seed);
-  p->n_val = (int)((double)p->num_volumes * val_split / 100.0);
-  p->n_train = p->num_volumes - p->n_val;
+  p->n_val = n_val;
+  p->n_train = n_train;
   int64_t *val = sf_malloc((size_t)(p->n_val ? p->n_val : 1) * sizeof *val, "val sample");
   sf_py_sample_range(&py, p->num_volumes, p->n_val, val);
   p->is_val = sf_calloc((size_t)p->num_volumes, 1, "is_val");

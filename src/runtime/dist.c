@@ -283,6 +283,14 @@ void sf_dist_allreduce_max(int *v, int n)
   wait_polite(&rq);
 }
 
+void sf_dist_allreduce_max_double(double *v, int n)
+{
+  if (!g_active) return;
+  MPI_Request rq;
+  MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, g_world, &rq);
+  wait_polite(&rq);
+}
+
 static void bcast_on(MPI_Comm comm, void *buf, size_t bytes)
 {
   char *p = buf;
@@ -427,6 +435,7 @@ void sf_dist_register(sf_handle h, int64_t tag, int owner)
 void sf_dist_cache_flush(void) {}
 void sf_dist_allreduce_sum(double *v, int n) { (void)v; (void)n; }
 void sf_dist_allreduce_max(int *v, int n) { (void)v; (void)n; }
+void sf_dist_allreduce_max_double(double *v, int n) { (void)v; (void)n; }
 void sf_dist_bcast(void *buf, size_t bytes) { (void)buf; (void)bytes; }
 void sf_dist_group_bcast(void *buf, size_t bytes) { (void)buf; (void)bytes; }
 char *sf_dist_bcast_string(const char *s) { return sf_strdup(s ? s : ""); }

@@ -343,43 +343,70 @@ static void loss_free(sf_graph *g)
   g->small = NULL;
 }
 
+double sf_graph_min_bytes(const sf_unet *u, int spatial)
+{
+  /* enc[0] ("inc") and dec[0] (the last Up) each keep four activations of channels[0] at full
+   * resolution (block_init: pre_a, act_a, pre_b, out); everything else comes on top. */
+  double vox = (double)u->edge[0] * u->edge[0] * u->edge[0];
+  return 8.0 * vox * u->channels[0] * sizeof(float) / (spatial > 1 ? spatial : 1);
+}
+
+int sf_graph_check_config(const sf_unet *u, const sf_config *c, int spatial, const char **key, char *err,
+                          size_t errlen)
+{
+  const int coarse = u->edge[u->levels];
+  const int cap = coarse < SF_MAX_SLABS ? coarse : SF_MAX_SLABS;
+  char names[256];
+  *key = NULL;
+  if (!sf_optimizer_find(c->optimizer)) {
+    sf_optimizer_names(names, sizeof names);
+    *key = "optimizer";
+    snprintf(err, errlen, "the StarPU training graph implements %s only (upstream's SGD and RMSprop are not "
+             "implemented yet); expected one of: %s", names, names);
+    return -1;
+  }
+  if (c->slabs < 0 || c->slabs > cap) {
+    *key = "slabs";
+    snprintf(err, errlen, "%ld depth slabs requested, expected 0 (automatic) or 1..%d (the bottleneck edge is %d "
+             "planes; at most %d slabs)", c->slabs, cap, coarse, SF_MAX_SLABS);
+    return -1;
+  }
+  if (spatial > cap) {
+    *key = "spatial_ranks";
+    snprintf(err, errlen, "%d ranks per volume, but the volume splits into at most %d depth slabs (the bottleneck "
+             "edge is %d planes); expected 1..%d", spatial, cap, coarse, cap);
+    return -1;
+  }
+  if (c->slabs != 0 && c->slabs < spatial) {
+    *key = "slabs";
+    snprintf(err, errlen, "%ld depth slabs for spatial_ranks %d; expected at least one slab per rank (>= %d) or 0 "
+             "(automatic)", c->slabs, spatial, spatial);
+    return -1;
+  }
+  return 0;
+}
+
 sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, char *err, size_t errlen)
 {
-  char msg[512];
+  char msg[512], what[400];
   if (!starpu_is_initialized()) {
     fail(err, errlen, "sf_graph_create: StarPU is not running (call sf_runtime_init first)");
     return NULL;
   }
-  if (!c->optimizer || strcmp(c->optimizer, "ADAM") != 0) {
-    snprintf(msg, sizeof msg,
-             "config key 'optimizer': '%s' is not supported by the StarPU training graph (expected ADAM)",
-             c->optimizer ? c->optimizer : "(null)");
+  const int T = sf_dist_spatial();
+  const char *bad_key;
+  if (sf_graph_check_config(u, c, T, &bad_key, what, sizeof what) != 0) {
+    snprintf(msg, sizeof msg, "config key '%s': %s", bad_key, what);
     fail(err, errlen, msg);
     return NULL;
   }
   const int L = u->levels, coarse = u->edge[L];
   const int cap = coarse < SF_MAX_SLABS ? coarse : SF_MAX_SLABS;
   int S = (int)c->slabs;
-  if (c->slabs < 0 || c->slabs > cap) {
-    snprintf(msg, sizeof msg,
-             "config key 'slabs': %ld depth slabs requested, expected 0 (automatic) or 1..%d (the bottleneck edge "
-             "is %d planes; at most %d slabs)",
-             c->slabs, cap, coarse, SF_MAX_SLABS);
-    fail(err, errlen, msg);
-    return NULL;
-  }
-  const int T = sf_dist_spatial();
   if (c->spatial_ranks != T) {
     snprintf(msg, sizeof msg,
              "config key 'spatial_ranks' is %ld but the distribution layout has %d shards per replica (call "
              "sf_dist_configure first)", c->spatial_ranks, T);
-    fail(err, errlen, msg);
-    return NULL;
-  }
-  if (T > cap) {
-    snprintf(msg, sizeof msg,
-             "config key 'spatial_ranks': %d ranks per volume, but the volume splits into at most %d depth slabs "
-             "(the bottleneck edge is %d planes); expected 1..%d", T, cap, coarse, cap);
     fail(err, errlen, msg);
     return NULL;
   }
@@ -392,12 +419,6 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
       S = (S + T - 1) / T * T;
       if (S > cap) S = cap / T * T;
     }
-  } else if (S < T) {
-    snprintf(msg, sizeof msg,
-             "config key 'slabs': %d depth slabs for spatial_ranks %d; expected at least one slab per rank (>= %d) "
-             "or 0 (automatic)", S, T, T);
-    fail(err, errlen, msg);
-    return NULL;
   }
 
   sf_graph *g = sf_calloc(1, sizeof *g, "task graph");

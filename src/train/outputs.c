@@ -91,8 +91,9 @@ int sf_write_restart_script(const char *run_dir, const char *scaffold_exe, char 
   char *text = sf_malloc(n, "restart.sh");
   snprintf(text, n,
            "#!/bin/sh\n"
-           "# Resumes this run from checkpoints/checkpoint_last.bin (else checkpoint_best.bin), in the\n"
-           "# directory it was started from so that relative paths in config.yaml resolve the same.\n"
+           "# Resumes this run from checkpoints/checkpoint_last.bin (else checkpoint_best.bin), or starts it\n"
+           "# over here when it stopped before its first checkpoint, in the directory it was started from\n"
+           "# so that relative paths in config.yaml resolve the same.\n"
            "# Extra arguments are passed on, e.g. --set epochs=40.\n"
            "RUN_DIR=%s\n"
            "cd %s || exit 1\n"

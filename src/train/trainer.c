@@ -31,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "epoch_log.h"
 #include "scaffold/common.h"
 #include "scaffold/dist.h"
 #include "scaffold/fsutil.h"
@@ -460,6 +461,8 @@ int sf_train(const sf_train_setup *s, sf_train_result *r)
   char err[1024];
   sf_epoch_row *rows = NULL;
   size_t nrows = 0;
+  sf_epoch_log elog; /* upstream's "Epoch E completed ..." line and minibatch medians (epoch_log.c) */
+  sf_epoch_log_init(&elog);
 
   if ((long)t.B * t.R > t.n_train || (long)t.B * t.R > t.n_val) {
     if (t.R > 1)
@@ -553,6 +556,7 @@ int sf_train(const sf_train_setup *s, sf_train_result *r)
   }
 
   int stop_after_epoch = 0;
+  sf_epoch_log_start(&elog);
   while (val_dice < c->target_dice) {
     if (c->epochs != -1 && epoch > c->epochs) {
       sf_warn("stopping: reached the epoch cap (epochs: %ld) with val_dice %.6g < target_dice %g", c->epochs, val_dice,
@@ -630,6 +634,7 @@ int sf_train(const sf_train_setup *s, sf_train_result *r)
         o.ok = v[3] == 0;
       }
       double d = sf_now() - s0;
+      sf_epoch_log_step(&elog, d, b == t.B);
       if (sf_trace_active()) {
         char name[64];
         snprintf(name, sizeof name, "step %ld", adam_step);
@@ -740,7 +745,7 @@ int sf_train(const sf_train_setup *s, sf_train_result *r)
             epoch, row.overall_loss, val_loss_avg, row.train_dice, val_dice, next_lr, opt_steps,
             t.st.total_optimizer_steps, duration, train_secs > 0 ? here / train_secs : 0.0,
             train_secs > 0 ? flops / train_secs * 1e-9 : 0.0);
-    fflush(log);
+    sf_epoch_log_epoch(&elog, log, epoch, duration, opt_steps, t.st.total_optimizer_steps);
 
     if (checkpoint_every && epoch % c->checkpoint_interval == 0) {
       if (save_checkpoint(&t, 1) != 0) {
@@ -767,6 +772,7 @@ out:
   if (t.check_replicas && sf_dist_active() && !r->status)
     sf_info("replica check: parameters bitwise identical on all %d ranks after each of %ld steps", sf_dist_size(),
             t.checked);
+  sf_epoch_log_finish(&elog, log, r->status == 0);
   free(rows);
   tctx_free(&t);
   return r->status;

@@ -2,7 +2,11 @@
 # Bad configuration inputs, each run through the config_cli driver (sf_config_from_cli, as a
 # subcommand parses its options): every case must exit with status 2 and its message must contain
 # the listed fragments (the file:line or "override ...", the key, the value, what was expected).
-# Needs SF_BUILD_DIR (the driver is ${SF_BUILD_DIR}/tests/config/config_cli) and SF_SOURCE_DIR.
+# Then valid configurations that `scaffold benchmark` cannot run (an optimizer not implemented,
+# dc_num_shards, problem_scale above the dataset's limit, ...), and the config refusals again, through
+# `scaffold benchmark` itself: each must be refused within 1 s and before any file is written.
+# Needs SF_BUILD_DIR (the driver is ${SF_BUILD_DIR}/tests/config/config_cli), SF_BINARY and
+# SF_SOURCE_DIR.
 set -u
 bin="${SF_BUILD_DIR:?SF_BUILD_DIR not set}/tests/config/config_cli"
 bad="${SF_SOURCE_DIR:?SF_SOURCE_DIR not set}/tests/config/bad"
@@ -147,6 +151,40 @@ expect flag_bad_value "override --epochs abc" "key 'epochs'" "'abc'" "expected a
 expect flag_bad_list "override --dc-shard-dims 2 3 9" "key 'dc_shard_dims'" "{2, 3, 4}" -- --dc-shard-dims 2 3 9
 expect flag_problem_scale "override --problem-scale=0" "key 'problem_scale'" -- --problem-scale=0
 
+# ---- keys of older upstream versions: the message names the key that replaced each ---------------
+expect old_batch_size "old_batch_size.yml:2" "key 'batch_size'" "'2'" "older ScaFFold" "use 'local_batch_size'" \
+  -- -c "$bad/old_batch_size.yml"
+expect old_learning_rate "old_learning_rate.yml:3" "key 'learning_rate'" "use 'starting_learning_rate'" \
+  "disable_scheduler: 1" -- -c "$bad/old_learning_rate.yml"
+expect old_num_shards "old_num_shards.yml:2" "key 'num_shards'" "use 'dc_num_shards'" -- -c "$bad/old_num_shards.yml"
+old_set() { expect "old_set_$1" "override --set $1=$2" "key '$1'" "older ScaFFold" "use '$3'" -- --set "$1=$2"; }
+old_set batch_size 4 local_batch_size
+old_set learning_rate 0.01 starting_learning_rate
+old_set warmup_epochs 1 warmup_batches
+old_set num_shards 2 dc_num_shards
+old_set shard_dim 2 dc_shard_dims
+old_set ce_weight_num_samples 8 ce_weight_sample_fraction
+old_set dataset_num_shards '[1, 1, 2]' dc_num_shards
+old_set dataset_shard_dims '[2, 3, 4]' dc_shard_dims
+expect old_flag "unknown option '--batch-size'" "use 'local_batch_size'" "its option is '--local-batch-size'" \
+  -- --batch-size 2
+expect old_flag_no_flag "unknown option '--ce-weight-num-samples'" "--set ce_weight_sample_fraction=VALUE" \
+  -- --ce-weight-num-samples 8
+
+# ---- keys upstream documents that are not implemented yet: only 0 ----------------------------------
+expect activation_checkpointing "activation_checkpointing.yml:2" "key 'activation_checkpointing'" "'1'" \
+  "not implemented yet" "expected 0" -- -c "$bad/activation_checkpointing.yml"
+expect async_save "async_save.yml:3" "key 'async_save'" "'true'" "not implemented yet" -- -c "$bad/async_save.yml"
+range activation_checkpointing=yes "not implemented yet"
+range async_save=1 "not implemented yet"
+n=$((n + 1))
+if out=$("$bin" --set activation_checkpointing=0 --set async_save=false 2>&1); then
+  echo "ok   not_yet_zero: activation_checkpointing 0 and async_save false are accepted"
+else
+  echo "FAIL not_yet_zero: 0 refused: $out"
+  failed=$((failed + 1))
+fi
+
 # ---- the command line itself ---------------------------------------------------------------------
 expect unknown_option "unknown option '--frobnicate'" -- --frobnicate
 expect underscore_flag "unknown option '--problem_scale'" "did you mean '--problem-scale'" -- --problem_scale 5
@@ -157,6 +195,79 @@ expect missing_flag_arg "option '--epochs' needs an argument" -- --epochs
 expect missing_list_args "option '--dc-num-shards' needs 3 arguments" -- --dc-num-shards 1 1
 expect list_flag_eq "takes 3 separate values" -- --dc-num-shards=1
 expect stray_argument "unexpected argument 'extra'" -- -c "$SF_SOURCE_DIR/configs/quick.yml" extra
+
+# ---- scaffold benchmark: refused before any work ---------------------------------------------------
+# Each case runs `scaffold benchmark` in an empty directory W that holds its base_run_dir,
+# dataset_dir, fract_base_dir and STARPU_HOME. It must exit 2 with the fragments in its message,
+# leave W empty (no run directory, no fractal, no dataset, no StarPU file) and take under 1 s (the
+# faster of two tries, so that a moment of load on a shared machine does not fail it).
+: "${SF_BINARY:?SF_BINARY not set}"
+tiny="$SF_SOURCE_DIR/configs/tiny.yml"
+W=$(mktemp -d "${TMPDIR:-/tmp}/sf-bad-XXXXXX")
+trap 'rm -rf "$W"' EXIT
+refuse() {
+  local name=$1 frags=() err rc f left ms best=999999 try t0
+  shift
+  while [ "$1" != "--" ]; do frags+=("$1"); shift; done
+  shift
+  n=$((n + 1))
+  for try in 1 2; do
+    t0=$(date +%s%N)
+    err=$(cd "$W" && STARPU_HOME="$W/starpu" "$SF_BINARY" benchmark --set "base_run_dir=$W/runs" \
+      --set "dataset_dir=$W/datasets" --set "fract_base_dir=$W/fractals" "$@" 2>&1 >/dev/null)
+    rc=$?
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    [ "$ms" -lt "$best" ] && best=$ms
+    left=$(find "$W" -mindepth 1 | head -3 | tr '\n' ' ')
+    if [ "$rc" -ne 2 ] || [ -n "$left" ]; then
+      echo "FAIL bench_$name: exit status $rc (expected 2), files written: '${left}'; args: $*"
+      echo "     stderr: $err"
+      failed=$((failed + 1))
+      find "$W" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+      return
+    fi
+    [ "$best" -lt 1000 ] && break
+  done
+  if [ "$best" -ge 1000 ]; then
+    echo "FAIL bench_$name: refused after $best ms (twice), expected under 1000 ms; args: $*"
+    failed=$((failed + 1))
+    return
+  fi
+  for f in "${frags[@]}"; do
+    if ! grep -qF -- "$f" <<<"$err"; then
+      echo "FAIL bench_$name: the message lacks '$f'; args: $*"
+      echo "     stderr: $err"
+      failed=$((failed + 1))
+      return
+    fi
+  done
+  echo "ok   bench_$name (${best} ms, nothing written): $err"
+}
+refuse optimizer_file "optimizer_sgd.yml:3" "key 'optimizer'" '"SGD"' "implements ADAM" "expected one of: ADAM" \
+  -- -c "$tiny" -c "$bad/optimizer_sgd.yml"
+refuse optimizer_set "override --set optimizer=RMSProp" "not implemented yet" -- -c "$tiny" --set optimizer=RMSProp
+refuse optimizer_flag "override --optimizer SGDX" "key 'optimizer'" '"SGDX"' -- -c "$tiny" --optimizer SGDX
+refuse dc_num_shards_file "dc_num_shards.yml:2" "key 'dc_num_shards'" "'[1, 1, 2]'" "expected [1, 1, 1]" \
+  -- -c "$tiny" -c "$bad/dc_num_shards.yml"
+refuse dc_num_shards_flag "override --dc-num-shards 2 1 1" "expected [1, 1, 1]" -- -c "$tiny" --dc-num-shards 2 1 1
+refuse problem_scale_file "problem_scale_12.yml:2" "key 'problem_scale'" "'12'" "1024^3" "expected 1..10" \
+  -- -c "$tiny" -c "$bad/problem_scale_12.yml"
+refuse problem_scale_set "override --set problem_scale=11" "expected 1..10" -- -c "$tiny" --set problem_scale=11
+refuse batch_gt_val "override --set local_batch_size=5" "exceeds the 4 validation volumes" "expected at most 4" \
+  -- -c "$tiny" --set n_instances_used_per_fractal=15 --set local_batch_size=5
+refuse no_val_volumes "override --set val_split=1" "0 validation volumes" \
+  -- -c "$tiny" --set n_instances_used_per_fractal=15 --set val_split=1
+refuse slabs "override --set slabs=99" "key 'slabs'" "expected 0 (automatic) or 1..8" -- -c "$tiny" --set slabs=99
+refuse scheduler "override --set scheduler=bogus" "not a StarPU scheduling policy" "dmda" \
+  -- -c "$tiny" --set scheduler=bogus
+refuse memory "key 'problem_scale' has value '10'" "unet_base_channels" "GiB per rank" "this machine has" \
+  -- -c "$tiny" --set problem_scale=10 --set unet_base_channels=4096
+refuse seed_numpy "override --set seed=4294967296" "[0, 2^32-1]" -- -c "$tiny" --set seed=4294967296
+refuse activation_checkpointing "activation_checkpointing.yml:2" "not implemented yet" \
+  -- -c "$tiny" -c "$bad/activation_checkpointing.yml"
+refuse async_save "override --set async_save=1" "not implemented yet" -- -c "$tiny" --set async_save=1
+refuse old_key "old_learning_rate.yml:3" "use 'starting_learning_rate'" -- -c "$tiny" -c "$bad/old_learning_rate.yml"
+refuse old_flag "unknown option '--batch-size'" "use 'local_batch_size'" -- -c "$tiny" --batch-size 2
 
 echo "$n cases, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,11 +1,13 @@
 /* docs/config.md embeds the key table generated from src/config/config_keys.c; this test fails when
- * they differ and says how to regenerate the block. */
+ * they differ and says how to regenerate the block. The `optimizer` row must name exactly the
+ * optimizers the training graph implements (src/train/optimizers.c), so adding one updates the docs. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "docblock.h"
 #include "scaffold/common.h"
 #include "scaffold/fsutil.h"
+#include "scaffold/graph.h"
 #include "testutil.h"
 
 int main(void)
@@ -35,6 +37,16 @@ int main(void)
              path, line, he ? (int)(he - h) : (int)strlen(h), h, we ? (int)(we - w) : (int)strlen(w), w,
              path);
   }
+  char names[256], pattern[300];
+  sf_optimizer_names(names, sizeof names);
+  snprintf(pattern, sizeof pattern, "implements: %s |", names);
+  const char *row = strstr(want, "| `optimizer` |");
+  const char *eol = row ? strchr(row, '\n') : NULL;
+  const char *hit = row ? strstr(row, pattern) : NULL;
+  SF_CHECK(row && hit && (!eol || hit < eol),
+           "the optimizer row of the key table does not end its allowed values with '%s' (the optimizers "
+           "src/train/optimizers.c implements): %.*s; update its `allowed` text in src/config/config_keys.c",
+           pattern, row ? (eol ? (int)(eol - row) : (int)strlen(row)) : 4, row ? row : "none");
   free(have);
   free(want);
   free(doc);

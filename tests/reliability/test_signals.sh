@@ -9,7 +9,8 @@
 #     (delivered by the fault shim at the n-th file write, so the point is reproducible): partial
 #     but whole library, no .tmp- file, the rerun's library is byte-identical to an uninterrupted one;
 #  4. SIGINT during dataset generation inside `benchmark`: nothing published, the staging directory
-#     removed, the rerun's dataset byte-identical to an uninterrupted one.
+#     removed; the run's restart.sh starts it over (no checkpoint yet), its dataset byte-identical
+#     to an uninterrupted one.
 source "$(dirname "$0")/lib.sh"
 cases=0
 
@@ -96,15 +97,19 @@ with_fault 20 INT ".tmp_" dsbench --set "dataset_dir=$T/ds_int" --set "base_run_
 st=$?
 [ $st = 130 ] || die "SIGINT in dataset generation: status $st, expected 130: $(cat "$T/d1.log")"
 grep -q "dataset generation interrupted by SIGINT: .* removed the staging directory" "$T/d1.log" &&
-  grep -q "rerun the benchmark command" "$T/d1.log" || die "dataset generation: no interruption message: $(cat "$T/d1.log")"
+  grep -q "no checkpoint yet, so restart.sh (or the same benchmark command) starts the run over" "$T/d1.log" ||
+  die "dataset generation: no interruption message: $(cat "$T/d1.log")"
 [ -z "$(find "$T/ds_int" -mindepth 2 -maxdepth 2 -type d)" ] ||
   die "a dataset or staging directory is left after SIGINT: $(find "$T/ds_int" -mindepth 2 -maxdepth 2)"
 [ -z "$(find "$T/d1" -name 'checkpoint*')" ] || die "a checkpoint was written although training never started"
-dsbench --set "dataset_dir=$T/ds_int" --set "base_run_dir=$T/d2" >"$T/d2.log" 2>&1 || die "rerun failed: $(cat "$T/d2.log")"
+# as the message says, the run's restart.sh starts it over (no checkpoint yet) and finishes it
+D1=$(newest_run "$T/d1")
+"$D1/restart.sh" >"$T/d2.log" 2>&1 || die "restart.sh after SIGINT in dataset generation failed: $(cat "$T/d2.log")"
+grep -q "starting the run over in $D1" "$T/d2.log" || die "restart.sh did not start the run over: $(cat "$T/d2.log")"
 ref=$(find "$T/ds_ref" -mindepth 2 -maxdepth 2 -type d)
 new=$(find "$T/ds_int" -mindepth 2 -maxdepth 2 -type d)
 diff -r -x meta.yaml -x .heartbeat "$ref" "$new" >"$T/diff" || die "dataset after SIGINT + rerun differs: $(head "$T/diff")"
-echo "ok   4. SIGINT in dataset generation: 130, staging removed, rerun byte-identical ($(find "$new" -name '*.npy' | wc -l) files)"
+echo "ok   4. SIGINT in dataset generation: 130, staging removed, restart.sh byte-identical ($(find "$new" -name '*.npy' | wc -l) files)"
 cases=$((cases + 1))
 
 echo "PASS: $cases signal cases"

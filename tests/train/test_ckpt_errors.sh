@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Unusable checkpoints (spec §6.8): a corrupt checkpoint_last is renamed *.corrupt and the run
 # falls back to checkpoint_best; truncated last and best give an error naming the file; a
-# checkpoint of another topology is refused (status 2); --restart needs --run-dir and a checkpoint.
+# checkpoint of another topology is refused (status 2); --restart needs --run-dir, and a directory
+# with neither a checkpoint nor config.yaml is not a run directory (tests/reliability/
+# test_restart_fresh.sh: a run directory without a checkpoint starts over).
 source "$(dirname "$0")/lib.sh"
 
 bench "${SMALL[@]}" --set "base_run_dir=$T/r" --set epochs=2 --set checkpoint_interval=1 >"$T/r.log" 2>&1 ||
@@ -45,7 +47,9 @@ grep -q "refusing to resume: checkpoint .*checkpoint_last.bin is for another net
 [ $? = 2 ] && grep -q "no such directory" "$T/5.log" || die "--run-dir missing: $(cat "$T/5.log")"
 mkdir -p "$T/empty"
 "$SF_BINARY" benchmark -c "$CFG" "${COMMON[@]}" "${SMALL[@]}" --restart --run-dir "$T/empty" >"$T/6.log" 2>&1
-[ $? = 2 ] && grep -q "no checkpoint in" "$T/6.log" || die "restart without checkpoint: $(cat "$T/6.log")"
+[ $? = 2 ] && grep -q "nor config.yaml: not the run directory" "$T/6.log" ||
+  die "restart in a directory that is not a run directory: $(cat "$T/6.log")"
+[ -z "$(ls -A "$T/empty")" ] || die "the refused --run-dir was written to: $(ls -A "$T/empty")"
 
 # 5. divergence: a huge learning rate makes the loss non-finite; the step is named
 bench "${SMALL[@]}" --set "base_run_dir=$T/d" --set epochs=2 --set starting_learning_rate=1e30 \

@@ -1,0 +1,27 @@
+/* The optimizers the training graph implements, by their upstream config names (spec §6.4):
+ * the one table that both `scaffold benchmark`'s up-front checks and sf_graph_create read, so that
+ * implementing another optimizer (a row here plus its tasks) makes the checks accept it too. */
+#include <stdio.h>
+#include <string.h>
+
+#include "scaffold/graph.h"
+
+static const sf_optimizer_info optimizers[] = {
+  {"ADAM", SF_OPT_ADAM, "torch.optim.Adam defaults: betas (0.9, 0.999), eps 1e-8, no weight decay"},
+};
+#define NOPT ((int)(sizeof optimizers / sizeof optimizers[0]))
+
+const sf_optimizer_info *sf_optimizer_find(const char *name)
+{
+  for (int i = 0; name && i < NOPT; i++)
+    if (!strcmp(optimizers[i].name, name)) return &optimizers[i];
+  return NULL;
+}
+
+void sf_optimizer_names(char *buf, size_t len)
+{
+  size_t k = 0;
+  if (len) buf[0] = '\0';
+  for (int i = 0; i < NOPT && k < len; i++)
+    k += (size_t)snprintf(buf + k, len - k, "%s%s", i ? ", " : "", optimizers[i].name);
+}
