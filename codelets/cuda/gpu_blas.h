@@ -4,7 +4,7 @@
 #ifndef SF_GPU_BLAS_H
 #define SF_GPU_BLAS_H
 
-#include "gpu_vendor.h"
+#include "scaffold/gpu_vendor.h"
 
 #ifdef SF_USE_HIP
 #include <hipblas/hipblas.h>

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gpu_vendor.h"
+#include "scaffold/gpu_vendor.h"
 #include "scaffold/ops_cuda.h"
 
 /* Budget of one im2col / gather chunk in bytes (the rest of a slab is processed in further chunks). */

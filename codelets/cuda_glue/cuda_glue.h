@@ -3,7 +3,7 @@
  * accessors; the cl_arg structs are the codelets' own (scaffold/codelet_args.h). The wrappers are
  * written against CUDA names and serve CUDA workers (StarPU with CUDA, SF_HAVE_CUDA_CODELETS) or, the
  * same source compiled with SF_USE_HIP, HIP workers (StarPU >= 1.4 with HIP and hipBLAS,
- * SF_HAVE_HIP_CODELETS): codelets/cuda/gpu_vendor.h maps the CUDA runtime names they use to HIP. Both
+ * SF_HAVE_HIP_CODELETS): scaffold/gpu_vendor.h maps the CUDA runtime names they use to HIP. Both
  * macros are set by cmake/Cuda.cmake, never together; without either the .c files compile to nothing. */
 #ifndef SF_CUDA_GLUE_H
 #define SF_CUDA_GLUE_H
@@ -35,7 +35,7 @@
 #include <starpu_hip.h>
 #include <starpu_hipblas.h>
 
-#include "../cuda/gpu_vendor.h"
+#include "scaffold/gpu_vendor.h"
 #include "scaffold/ops_cuda.h"
 
 #define SF_CU_STREAM starpu_hip_get_local_stream()

@@ -1,4 +1,4 @@
-/* GPU (CUDA; HIP through codelets/cuda/gpu_vendor.h) launchers for every operation of ops.h.
+/* GPU (CUDA; HIP through scaffold/gpu_vendor.h) launchers for every operation of ops.h.
  *
  * Same layouts, argument order and semantics as ops.h (read its header comment): NDHWC with a batch
  * of 1, slabs with halo planes (NULL at the faces), weight/bias gradients and partial sums
