@@ -51,6 +51,8 @@ typedef struct {
 typedef struct {
   int K;
   float scale;
+  int batch;
+  int accumulate;
 } sf_cu_loss_args; /* codelets/loss.c */
 typedef struct {
   int K;
