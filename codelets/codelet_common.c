@@ -33,7 +33,12 @@ void *sf_args_dup(const void *args, size_t size)
 
 enum starpu_data_access_mode sf_accum_mode(sf_accum acc)
 {
-  return acc == SF_ACC_COMMUTE ? (enum starpu_data_access_mode)(STARPU_RW | STARPU_COMMUTE) : STARPU_W;
+  switch (acc) {
+  case SF_ACC_COMMUTE: return (enum starpu_data_access_mode)(STARPU_RW | STARPU_COMMUTE);
+  case SF_ACC_ADD: return STARPU_RW;
+  case SF_ACC_PARTIAL: break;
+  }
+  return STARPU_W;
 }
 
 #ifdef SF_HAVE_MPI

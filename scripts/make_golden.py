@@ -13,7 +13,11 @@ Output is deterministic (fixed seeds, one thread, float64 maths). Files written:
                  input, labels, class weights, parameters, logits, loss terms, every parameter
                  gradient, and one training step (clip_grad_norm_(1.0) + Adam(lr 1e-3)): the
                  updated parameters and the loss terms evaluated at them;
-  unet_ps5.bin   the same at ps 5 (L 2), K 6.
+  unet_ps5.bin   the same at ps 5 (L 2), K 6;
+  unet_ps4_b2.bin, unet_ps4_b3.bin  the ps 4 network on a batch of 2 and of 3 volumes (x (B,3,G,G,G),
+                 lab (B,G,G,G), config.batch = B; no logits): upstream's batch loss - CE with one
+                 weight sum pooled over the batch, soft Dice averaged over samples and classes - its
+                 gradients and one step.
 (tests/golden/optim_* belong to the optimizer tests and are written by another script.)
 
 Every value is computed in float64 from float32 inputs/parameters and stored as float32, so the
@@ -190,19 +194,22 @@ def make_volume(G, K, ncls, g):
     return f32(x).unsqueeze(0), lab.unsqueeze(0)
 
 
-def make_unet(path, ps, bottleneck, base, K, groups, ncls, seed):
+def make_unet(path, ps, bottleneck, base, K, groups, ncls, seed, batch=1):
     torch.manual_seed(seed)
     g = torch.Generator().manual_seed(seed + 1)
     L = ps - bottleneck
     G = 2 ** ps
     net = UNet(3, K, L, base, groups)  # default init in float32, then promoted exactly
     net = net.double()
-    x, lab = make_volume(G, K, ncls, g)
+    vols = [make_volume(G, K, ncls, g) for _ in range(batch)]
+    x = torch.cat([v[0] for v in vols])
+    lab = torch.cat([v[1] for v in vols])
     cw = class_weights(lab, K)
 
     w = GoldenWriter()
-    for n, v in [("problem_scale", ps), ("bottleneck", bottleneck), ("base_channels", base),
-                 ("n_classes", K), ("groups", groups)]:
+    config = [("problem_scale", ps), ("bottleneck", bottleneck), ("base_channels", base), ("n_classes", K),
+              ("groups", groups)] + ([("batch", batch)] if batch > 1 else [])
+    for n, v in config:
         w.add("config." + n, v, np.int32)
     w.add("x", x)
     w.add("lab", lab, np.int32)
@@ -213,9 +220,10 @@ def make_unet(path, ps, bottleneck, base, K, groups, ncls, seed):
         w.add("param." + n, p)
 
     z = net(x)
-    ce, dice_fg, loss = soft_loss(z, lab, cw)
+    ce, dice_fg, loss = soft_loss(z, lab, cw)  # a batch: CE pooled over it, Dice averaged over it
     loss.backward()
-    w.add("logits", z)
+    if batch == 1:  # (the batch fixtures skip the logits, which no test of a batch reads)
+        w.add("logits", z)
     w.add("loss", torch.stack([ce, dice_fg, loss]), np.float64)
     for n, p in params:
         w.add("grad." + n, p.grad)
@@ -233,8 +241,8 @@ def make_unet(path, ps, bottleneck, base, K, groups, ncls, seed):
     with torch.no_grad():
         ce2, dice2, loss2 = soft_loss(net(x), lab, cw)
     w.add("step.loss", torch.stack([ce2, dice2, loss2]), np.float64)
-    print("ps %d: L %d, %d params, loss %.6f (ce %.6f dice_fg %.6f), grad norm %.4f, loss after step %.6f"
-          % (ps, L, sum(p.numel() for _, p in params), loss.item(), ce.item(), dice_fg.item(),
+    print("ps %d batch %d: L %d, %d params, loss %.6f (ce %.6f dice_fg %.6f), grad norm %.4f, loss after step %.6f"
+          % (ps, batch, L, sum(p.numel() for _, p in params), loss.item(), ce.item(), dice_fg.item(),
              float(total_norm), loss2.item()))
     w.write(path)
 
@@ -309,6 +317,10 @@ def write_all(out):
     make_ops(os.path.join(out, "ops.bin"))
     make_unet(os.path.join(out, "unet_ps4.bin"), ps=4, bottleneck=3, base=8, K=4, groups=8, ncls=2, seed=42)
     make_unet(os.path.join(out, "unet_ps5.bin"), ps=5, bottleneck=3, base=8, K=6, groups=8, ncls=3, seed=7)
+    make_unet(os.path.join(out, "unet_ps4_b2.bin"), ps=4, bottleneck=3, base=8, K=4, groups=8, ncls=2, seed=11,
+              batch=2)
+    make_unet(os.path.join(out, "unet_ps4_b3.bin"), ps=4, bottleneck=3, base=8, K=4, groups=8, ncls=2, seed=13,
+              batch=3)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 /* Training loss of spec §6.2-6.3: class-weighted cross-entropy (global weighted mean) plus
  * 1 - soft foreground Dice, in partial-sum form so slabs of a volume (and ranks) reduce to the
- * untiled value. Per voxel, log-softmax and softmax are formed in double from the float logits
+ * untiled value. A batch of B samples (local_batch_size) pools the CE over the batch (one weight
+ * sum for all its voxels, PyTorch's weighted 'mean') and averages the per-sample Dice. Per voxel, log-softmax and softmax are formed in double from the float logits
  * (max-subtracted). The backward is the exact gradient of the finalized loss, including that both
  * Dice sums depend on P (dI/dP_k = 2Y_k, dS/dP_k = 1) and the S == 0 branch (Dice := 1, whose
  * gradient is 0). Layout: z (n,K) logits, voxels x classes (NDHWC with C = K). */
@@ -49,6 +50,14 @@ void sf_loss_partial_ref(double *acc, const float *z, const uint16_t *lab, const
   }
 }
 
+/* acc[0] += sum w[y] over lab: (n) (the CE denominator of these voxels, without the logits). */
+void sf_loss_weight_sum_ref(double *acc, const uint16_t *lab, const float *cw, size_t n, int K)
+{
+  double s = acc[0]; /* in voxel order from acc[0], as the OpenCL kernel: the same bits */
+  for (size_t i = 0; i < n; i++) s += cw[check_label(lab, i, K)];
+  acc[0] = s;
+}
+
 /* I_k, S_k of class k after the S == 0 -> S := I rule. */
 static inline void dice_terms(double *I, double *S, const double *acc, int k)
 {
@@ -73,16 +82,42 @@ void sf_loss_finalize(double *ce, double *dice_fg, double *loss, const double *a
   if (loss) *loss = c + (1.0 - d);
 }
 
-/* dz: (n,K) written = scale * dloss/dz. With g_k = dloss/dP_k (Dice term only; g_0 = 0):
- *   g_k = -(1/(K-1)) * (2*Y_k/(S+eps) - (I+eps)/(S+eps)^2)  (0 when S == 0: Dice is then constant 1)
- *   dz_j = w[y]/sum(w) * (P_j - [j==y]) + P_j * (g_j - sum_k P_k g_k). */
+void sf_loss_finalize_batch(double out[3], const double *const *acc, int B, int K)
+{
+  SF_ASSERT(B >= 1);
+  if (B == 1) {
+    sf_loss_finalize(&out[0], &out[1], &out[2], acc[0], K);
+    return;
+  }
+  double num = 0, den = 0, dice = 0;
+  for (int b = 0; b < B; b++) {
+    double d;
+    sf_loss_finalize(NULL, &d, NULL, acc[b], K);
+    num += acc[b][0];
+    den += acc[b][1];
+    dice += d;
+  }
+  out[0] = num / den;
+  out[1] = dice / B;
+  out[2] = out[0] + (1.0 - out[1]);
+}
+
 void sf_loss_backward_ref(float *dz, const float *z, const uint16_t *lab, const float *cw,
                           const double *acc, size_t n, int K, float scale)
 {
-  SF_ASSERT(K >= 2);
+  sf_loss_backward_batch_ref(dz, z, lab, cw, acc, acc[1], 1, n, K, scale);
+}
+
+/* dz: (n,K) written = scale * dloss/dz. With g_k = dloss/dP_k (Dice term only; g_0 = 0):
+ *   g_k = -(1/(B*(K-1))) * (2*Y_k/(S+eps) - (I+eps)/(S+eps)^2)  (0 when S == 0: Dice is then constant 1)
+ *   dz_j = w[y]/wsum * (P_j - [j==y]) + P_j * (g_j - sum_k P_k g_k). */
+void sf_loss_backward_batch_ref(float *dz, const float *z, const uint16_t *lab, const float *cw,
+                                const double *acc, double wsum, int batch, size_t n, int K, float scale)
+{
+  SF_ASSERT(K >= 2 && batch >= 1);
   double *p = (double *)sf_workspace_floats(LOSS_WS_SLOT, 6 * (size_t)K);
   double *ga = p + K, *gb = ga + K; /* g_k = gb[k] + ga[k]*Y_k */
-  const double inv_fg = 1.0 / (double)(K - 1);
+  const double inv_fg = 1.0 / ((double)(K - 1) * batch);
   ga[0] = gb[0] = 0.0;
   for (int k = 1; k < K; k++) {
     double I, S;
@@ -95,7 +130,7 @@ void sf_loss_backward_ref(float *dz, const float *z, const uint16_t *lab, const 
       gb[k] = inv_fg * (I + SF_DICE_EPS) / (se * se);
     }
   }
-  const double inv_w = 1.0 / acc[1];
+  const double inv_w = 1.0 / wsum;
   for (size_t i = 0; i < n; i++) {
     const float *zi = z + i * K;
     float *dzi = dz + i * K;

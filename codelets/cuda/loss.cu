@@ -74,14 +74,17 @@ static __global__ void loss_partial_kernel(double *acc, const float *__restrict_
   for (int j = threadIdx.x; j < nacc; j += blockDim.x) atomicAdd(&acc[j], sh[j]);
 }
 
-/* dz: (n,K) = scale * dloss/dz from the global acc (see codelets/cpu/loss.c). Shared: 2K doubles. */
+/* dz: (n,K) = scale * dloss/dz from the global acc (see codelets/cpu/loss.c); a batch: the CE
+ * denominator is *wsum (the batch's pooled weight sum) and the Dice term is divided by batch.
+ * Shared: 2K doubles. */
 static __global__ void loss_backward_kernel(float *__restrict__ dz, const float *__restrict__ z,
                                             const uint16_t *__restrict__ lab, const float *__restrict__ cw,
-                                            const double *acc, size_t n, int K, float scale)
+                                            const double *acc, const double *wsum, int batch, size_t n, int K,
+                                            float scale)
 {
   extern __shared__ double sh[];
   double *ga = sh, *gb = sh + K; /* g_k = gb[k] + ga[k]*Y_k */
-  const double inv_fg = 1.0 / (double)(K - 1);
+  const double inv_fg = 1.0 / ((double)(K - 1) * batch);
   for (int k = threadIdx.x; k < K; k += blockDim.x) {
     ga[k] = gb[k] = 0.0;
     if (k == 0) continue;
@@ -92,7 +95,7 @@ static __global__ void loss_backward_kernel(float *__restrict__ dz, const float 
     gb[k] = inv_fg * (I + SF_DICE_EPS) / (se * se);
   }
   __syncthreads();
-  const double inv_w = 1.0 / acc[1];
+  const double inv_w = 1.0 / (wsum ? *wsum : acc[1]);
   for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
     const float *zi = z + i * K;
     float *dzi = dz + i * K;
@@ -115,6 +118,26 @@ static __global__ void loss_backward_kernel(float *__restrict__ dz, const float 
       dzi[k] = (float)((double)scale * d);
     }
   }
+}
+
+/* acc[0] += sum w[lab] over the voxels (a part of the batch's pooled CE weight sum). Shared:
+ * SF_GPU_THREADS doubles (reduction). */
+static __global__ void loss_weight_sum_kernel(double *acc, const uint16_t *__restrict__ lab,
+                                              const float *__restrict__ cw, size_t n, int K)
+{
+  extern __shared__ double sh[];
+  double a = 0.0;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    const int y = lab[i];
+    if (y >= K) {
+      report_bad_label("loss weight sum", (unsigned)y, i, K);
+      a = NAN;
+      continue;
+    }
+    a += cw[y];
+  }
+  a = sf_block_sum(a, sh);
+  if (threadIdx.x == 0) atomicAdd(acc, a);
 }
 
 /* acc: (K,3) += [TP, predicted, labelled] counts. Shared: 3K unsigned long long. */
@@ -168,11 +191,29 @@ extern "C" void sf_cuda_loss_partial(sf_gpu_stream_t s, double *acc, const float
 extern "C" void sf_cuda_loss_backward(sf_gpu_stream_t s, float *dz, const float *z, const uint16_t *lab,
                                       const float *cw, const double *acc, size_t n, int K, float scale)
 {
+  sf_cuda_loss_backward_batch(s, dz, z, lab, cw, acc, NULL, 1, n, K, scale);
+}
+
+extern "C" void sf_cuda_loss_backward_batch(sf_gpu_stream_t s, float *dz, const float *z, const uint16_t *lab,
+                                            const float *cw, const double *acc, const double *wsum, int batch,
+                                            size_t n, int K, float scale)
+{
   check_k(K, "loss backward");
+  if (batch < 1) sf_gpu_fail(__FILE__, __LINE__, "loss backward", "need a batch of at least 1 sample");
   if (n == 0) return;
-  loss_backward_kernel<<<sf_gpu_blocks(n), SF_GPU_THREADS, 2 * (size_t)K * sizeof(double), s>>>(dz, z, lab, cw, acc, n,
-                                                                                                K, scale);
+  loss_backward_kernel<<<sf_gpu_blocks(n), SF_GPU_THREADS, 2 * (size_t)K * sizeof(double), s>>>(dz, z, lab, cw, acc,
+                                                                                                wsum, batch, n, K,
+                                                                                                scale);
   SF_LAUNCH_CHECK(loss_backward_kernel);
+}
+
+extern "C" void sf_cuda_loss_weight_sum(sf_gpu_stream_t s, double *acc, const uint16_t *lab, const float *cw, size_t n,
+                                        int K)
+{
+  check_k(K, "loss weight sum");
+  if (n == 0) return;
+  loss_weight_sum_kernel<<<sf_gpu_blocks(n), SF_GPU_THREADS, SF_GPU_THREADS * sizeof(double), s>>>(acc, lab, cw, n, K);
+  SF_LAUNCH_CHECK(loss_weight_sum_kernel);
 }
 
 extern "C" void sf_cuda_dice_hard_partial(sf_gpu_stream_t s, double *acc, const float *z, const uint16_t *lab,

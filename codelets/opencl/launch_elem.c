@@ -1,6 +1,6 @@
 /* OpenCL launchers of the elementwise and loss codelets: ReLU (no codelet uses it yet: [y, x] and
- * [dx, dy, y]), MaxPool (codelets/maxpool3d.c), concat (concat.c), loss partial / backward (loss.c)
- * and the hard Dice partial (dice.c). Same buffers and cl_arg as the CPU functions; kernels in
+ * [dx, dy, y]), MaxPool (codelets/maxpool3d.c), concat (concat.c), loss partial / backward / batch
+ * weight sum (loss.c) and the hard Dice partial (dice.c). Same buffers and cl_arg as the CPU functions; kernels in
  * elementwise.cl and loss.cl. Label slabs are uint16 blocks, argmax slabs uint8 blocks. */
 #include "ocl_internal.h"
 
@@ -122,7 +122,7 @@ void sf_loss_partial_opencl(void *buffers[], void *cl_arg)
   sf_ocl_done();
 }
 
-/* buffers: [dz, z, lab, cw, acc] */
+/* buffers: [dz, z, lab, cw, acc, wsum?] (wsum: a batch's pooled CE weight sum, 1 double) */
 void sf_loss_bwd_opencl(void *buffers[], void *cl_arg)
 {
   sf_ocl_check_args("loss_bwd", sizeof(sf_loss_args));
@@ -130,9 +130,27 @@ void sf_loss_bwd_opencl(void *buffers[], void *cl_arg)
   sf_ocl_buf dz = sf_ocl_block(buffers[0], 4, "loss_bwd dz"), z = sf_ocl_block(buffers[1], 4, "loss_bwd z");
   sf_ocl_buf lab = sf_ocl_block(buffers[2], 2, "loss_bwd lab"), cw = sf_ocl_vector(buffers[3], 4, "loss_bwd cw");
   sf_ocl_buf acc = sf_ocl_vector(buffers[4], 8, "loss_bwd acc");
+  cl_int has_wsum = sf_ocl_nbuffers() > 5;
+  sf_ocl_buf wsum = has_wsum ? sf_ocl_vector(buffers[5], 8, "loss_bwd wsum") : acc;
+  if (a->batch < 1) SF_ABORT("OpenCL loss_bwd: batch %d, expected >= 1", a->batch);
   cl_ulong n = sf_ocl_vox(buffers[1], a->K);
   SF_OCL_LAUNCH(SF_OCL_K_loss_bwd, (size_t)n * a->K, SF_OCL_BUF(dz), SF_OCL_BUF(z), SF_OCL_BUF(lab), SF_OCL_BUF(cw),
-                SF_OCL_BUF(acc), SF_OCL_ARG(n), SF_OCL_ARG(a->K), SF_OCL_ARG(a->scale));
+                SF_OCL_BUF(acc), SF_OCL_BUF(wsum), SF_OCL_ARG(has_wsum), SF_OCL_ARG(a->batch), SF_OCL_ARG(n),
+                SF_OCL_ARG(a->K), SF_OCL_ARG(a->scale));
+  sf_ocl_done();
+}
+
+/* buffers: [part (1) double, lab (uint16), cw]: part (+)= sum cw[lab] */
+void sf_loss_wsum_opencl(void *buffers[], void *cl_arg)
+{
+  sf_ocl_check_args("loss_wsum", sizeof(sf_loss_args));
+  const sf_loss_args *a = cl_arg;
+  sf_ocl_buf part = sf_ocl_vector(buffers[0], 8, "loss_wsum part"), lab = sf_ocl_block(buffers[1], 2, "loss_wsum lab");
+  sf_ocl_buf cw = sf_ocl_vector(buffers[2], 4, "loss_wsum cw");
+  cl_ulong n = sf_ocl_vox(buffers[1], 1);
+  cl_int accumulate = a->accumulate != 0;
+  SF_OCL_LAUNCH(SF_OCL_K_loss_wsum, 1, SF_OCL_BUF(part), SF_OCL_ARG(accumulate), SF_OCL_BUF(lab), SF_OCL_BUF(cw),
+                SF_OCL_ARG(n), SF_OCL_ARG(a->K));
   sf_ocl_done();
 }
 

@@ -75,8 +75,26 @@ __kernel void sf_loss_partial(__global double *acc, ulong acc_off, int accumulat
   ak[2] = t2;
 }
 
-/* dloss/dP_k = gb + ga*Y_k of class k from the global acc (0 for the background and when S == 0). */
-static void sf_dice_grad(__global const double *acc, int K, int k, double *ga, double *gb)
+/* acc[0] := (accumulate: +=) sum w[y] over the voxels, in voxel order (a part of a batch's pooled
+ * CE weight sum; bitwise the CPU kernel). One work-item. */
+__kernel void sf_loss_wsum(__global double *acc, ulong acc_off, int accumulate, __global const ushort *lab,
+                           ulong lab_off, __global const float *cw, ulong cw_off, ulong n, int K)
+{
+  if (get_global_id(0) != 0) return;
+  acc += acc_off;
+  lab += lab_off;
+  cw += cw_off;
+  double a = accumulate ? acc[0] : 0.0;
+  for (ulong i = 0; i < n; i++) {
+    int y = lab[i];
+    a += y < K ? (double)cw[y] : (double)NAN;
+  }
+  acc[0] = a;
+}
+
+/* dloss/dP_k = gb + ga*Y_k of class k from the global acc (0 for the background and when S == 0);
+ * in a batch of `batch` samples the Dice term is their mean. */
+static void sf_dice_grad(__global const double *acc, int K, int batch, int k, double *ga, double *gb)
 {
   *ga = 0.0;
   *gb = 0.0;
@@ -84,18 +102,20 @@ static void sf_dice_grad(__global const double *acc, int K, int k, double *ga, d
   double I = 2.0 * acc[2 + 3 * k];
   double S = acc[2 + 3 * k + 1] + acc[2 + 3 * k + 2];
   if (S == 0.0) return;
-  double inv_fg = 1.0 / (double)(K - 1);
+  double inv_fg = 1.0 / ((double)(K - 1) * batch);
   double se = S + SF_DICE_EPS;
   *ga = -inv_fg * 2.0 / se;
   *gb = inv_fg * (I + SF_DICE_EPS) / (se * se);
 }
 
 /* dz: (n,K) written = scale * dloss/dz:
- *   dz_j = w[y]/sum(w) * (P_j - [j==y]) + P_j * (g_j - sum_k P_k g_k),  g_k = gb_k + ga_k*Y_k.
+ *   dz_j = w[y]/wsum * (P_j - [j==y]) + P_j * (g_j - sum_k P_k g_k),  g_k = gb_k + ga_k*Y_k,
+ * wsum = acc[1], or in a batch (has_wsum) the batch's pooled weight sum wsum[0].
  * One work-item per dz element. */
 __kernel void sf_loss_bwd(__global float *dz, ulong dz_off, __global const float *z, ulong z_off,
                           __global const ushort *lab, ulong lab_off, __global const float *cw, ulong cw_off,
-                          __global const double *acc, ulong acc_off, ulong n, int K, float scale)
+                          __global const double *acc, ulong acc_off, __global const double *wsum, ulong wsum_off,
+                          int has_wsum, int batch, ulong n, int K, float scale)
 {
   ulong gid = get_global_id(0);
   if (gid >= n * K) return;
@@ -112,18 +132,18 @@ __kernel void sf_loss_bwd(__global float *dz, ulong dz_off, __global const float
   sf_softmax_stats(zi, K, &mx, &s);
   double inv = 1.0 / s;
   double ga, gb;
-  sf_dice_grad(acc, K, y, &ga, &gb);
+  sf_dice_grad(acc, K, batch, y, &ga, &gb);
   double pg = exp((double)zi[y] - mx) * inv * ga;
   for (int kk = 0; kk < K; kk++) {
     double gak, gbk;
-    sf_dice_grad(acc, K, kk, &gak, &gbk);
+    sf_dice_grad(acc, K, batch, kk, &gak, &gbk);
     pg += exp((double)zi[kk] - mx) * inv * gbk;
   }
   double gak, gbk;
-  sf_dice_grad(acc, K, k, &gak, &gbk);
+  sf_dice_grad(acc, K, batch, k, &gak, &gbk);
   double pk = exp((double)zi[k] - mx) * inv;
   double gk = gbk + (k == y ? gak : 0.0);
-  double wc = (double)cw[cw_off + y] * (1.0 / acc[1]);
+  double wc = (double)cw[cw_off + y] * (1.0 / (has_wsum ? wsum[wsum_off] : acc[1]));
   double d = wc * (pk - (k == y ? 1.0 : 0.0)) + pk * (gk - pg);
   dz[dz_off + gid] = (float)((double)scale * d);
 }

@@ -30,7 +30,8 @@
   X(gn_bwd_data, "groupnorm.cl") X(gn_param_grads, "groupnorm.cl")                                    \
   X(relu_fwd, "elementwise.cl") X(relu_bwd, "elementwise.cl") X(maxpool3d_fwd, "elementwise.cl")      \
   X(maxpool3d_bwd, "elementwise.cl") X(concat_fwd, "elementwise.cl") X(concat_bwd, "elementwise.cl")  \
-  X(loss_partial, "loss.cl") X(loss_bwd, "loss.cl") X(dice_hard_partial, "loss.cl")                   \
+  X(loss_partial, "loss.cl") X(loss_bwd, "loss.cl") X(loss_wsum, "loss.cl")                           \
+  X(dice_hard_partial, "loss.cl")                                                                     \
   X(sumsq, "optim.cl") X(clip_step, "optim.cl") X(adam, "optim.cl")                                   \
   X(add_f, "reduce.cl") X(add_d, "reduce.cl")
 

@@ -56,6 +56,8 @@ typedef struct {
 typedef struct {
   int K;
   float scale;
+  int batch;      /* loss_bwd: samples in the batch (>= 1) */
+  int accumulate; /* loss_wsum: add to the partial instead of overwriting it (SF_ACC_ADD) */
 } sf_loss_args;
 typedef struct {
   int K;

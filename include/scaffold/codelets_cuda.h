@@ -42,6 +42,7 @@ void sf_concat_fwd_cuda(void *buffers[], void *cl_arg);
 void sf_concat_bwd_cuda(void *buffers[], void *cl_arg);
 void sf_loss_partial_cuda(void *buffers[], void *cl_arg);
 void sf_loss_bwd_cuda(void *buffers[], void *cl_arg);
+void sf_loss_wsum_cuda(void *buffers[], void *cl_arg);
 void sf_dice_hard_partial_cuda(void *buffers[], void *cl_arg);
 void sf_sumsq_cuda(void *buffers[], void *cl_arg);
 void sf_clip_coef_cuda(void *buffers[], void *cl_arg);

@@ -7,6 +7,7 @@
  * Usage (StarPU started first with sf_runtime_init):
  *   sf_graph *g = sf_graph_create(&unet, &cfg, params, err, sizeof err);
  *   for each sample:  sf_graph_train_step(g, x, labels, class_w, lr, ++adam_step, out);
+ *   (or each batch:   sf_graph_train_batch(g, B, xs, labels, class_w, lr, ++adam_step, out);)
  *   validation:       sf_graph_eval(g, x, labels, class_w, out4);
  *   checkpoint:       sf_graph_acquire_state(g, 0); write params / m / v; sf_graph_release_state(g);
  *   sf_graph_destroy(g);   (params then hold the trained weights)
@@ -19,7 +20,8 @@
  * Configuration keys used: `slabs` (0 = automatic: enough slabs per layer to feed every worker,
  * capped by the bottleneck edge), `more_determinism` (1 = fixed-order weight-gradient reduction:
  * bitwise identical results whatever the scheduler or worker count; the automatic slab count then
- * depends on the problem only), `optimizer` (ADAM only). */
+ * depends on the problem only), `optimizer` (ADAM only), `local_batch_size` (the largest batch a
+ * step takes: per-sample loss sums and GroupNorm gradient copies are allocated for it). */
 #ifndef SF_GRAPH_H
 #define SF_GRAPH_H
 
@@ -36,6 +38,9 @@ typedef struct sf_graph sf_graph;
 #define SF_ADAM_BETA2 0.999
 #define SF_ADAM_EPS 1e-8
 #define SF_CLIP_MAX_NORM 1.0f
+/* The largest local_batch_size a graph takes (the per-sample GroupNorm gradients of a batch are
+ * summed by one task, which takes at most 255 inputs). */
+#define SF_GRAPH_MAX_BATCH 255
 
 /* ---- optimizers (src/train/optimizers.c) ----
  * The optimizers the graph implements, by upstream config name (spec §6.4: upstream also has SGD
@@ -80,10 +85,17 @@ int sf_graph_train_step(sf_graph *g, const float *x, const uint16_t *labels, con
 /* Forward + loss + backward only: the gradients (arena layout, see sf_graph_grads) of one sample;
  * no clipping, no update. out as above. */
 int sf_graph_grad_step(sf_graph *g, const float *x, const uint16_t *labels, const float *class_w, double out[3]);
-/* Clipping and Adam (after the all-reduce over ranks, when distributed) on gradients the host
- * computed: grads (arena layout) replace this rank's gradients first. The local_batch_size > 1
- * path of a distributed run: the host averages the per-sample gradients of sf_graph_grad_step. */
-void sf_graph_apply_grads(sf_graph *g, const float *grads, double lr, long adam_step);
+/* One training step on a batch of B samples x[b], labels[b] (1 <= B <= the config's
+ * local_batch_size), upstream's batch semantics (spec §6.1-6.3): CE over the whole batch with one
+ * pooled denominator (sum of class_w[label] over every voxel of the batch), soft foreground Dice
+ * averaged over samples and classes, loss = CE + 1 - Dice; its gradient, summed over the samples in
+ * the graph, is clipped and applied by the same tasks as a single sample's. out: the batch's ce,
+ * Dice and loss. B = 1 is sf_graph_train_step. */
+int sf_graph_train_batch(sf_graph *g, int B, const float *const *x, const uint16_t *const *labels,
+                         const float *class_w, double lr, long adam_step, double out[3]);
+/* The same without clipping and update: the batch loss's gradients. */
+int sf_graph_grad_batch(sf_graph *g, int B, const float *const *x, const uint16_t *const *labels,
+                        const float *class_w, double out[3]);
 /* Validation: forward only. out: ce, soft foreground Dice, loss, hard foreground Dice. */
 int sf_graph_eval(sf_graph *g, const float *x, const uint16_t *labels, const float *class_w, double out[4]);
 /* Forward only; logits (G,G,G,K) copied out (for tests and inference). */
@@ -102,7 +114,8 @@ float *sf_graph_adam_v(sf_graph *g);
 /* Global gradient L2 norm of the last train step (before clipping). */
 double sf_graph_last_grad_norm(const sf_graph *g);
 
-/* Declared flops of one training step (forward + backward + optimizer), as the tasks carry them. */
+/* Declared flops of one training step (forward + backward + optimizer; the first step's batch), as
+ * the tasks carry them. */
 double sf_graph_step_flops(const sf_graph *g);
 int sf_graph_nslabs(const sf_graph *g);
 /* The automatic slab count: 0 < result <= min(coarse_edge, SF_MAX_SLABS). With deterministic != 0

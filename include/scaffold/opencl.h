@@ -55,9 +55,10 @@ void sf_maxpool3d_fwd_opencl(void *buffers[], void *cl_arg);
 void sf_maxpool3d_bwd_opencl(void *buffers[], void *cl_arg);
 void sf_concat_fwd_opencl(void *buffers[], void *cl_arg);
 void sf_concat_bwd_opencl(void *buffers[], void *cl_arg);
-/* loss: [acc, z, lab, cw], [dz, z, lab, cw, acc]; dice: [acc, z, lab] */
+/* loss: [acc, z, lab, cw], [dz, z, lab, cw, acc, wsum?], weight sum [part, lab, cw]; dice: [acc, z, lab] */
 void sf_loss_partial_opencl(void *buffers[], void *cl_arg);
 void sf_loss_bwd_opencl(void *buffers[], void *cl_arg);
+void sf_loss_wsum_opencl(void *buffers[], void *cl_arg);
 void sf_dice_hard_partial_opencl(void *buffers[], void *cl_arg);
 /* optim: [part, g] (cl_arg NULL), [clip, part_0..], [w, m, v, g, clip?] */
 void sf_sumsq_opencl(void *buffers[], void *cl_arg);

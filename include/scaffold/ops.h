@@ -146,6 +146,17 @@ void sf_loss_finalize(double *ce, double *dice_fg, double *loss, const double *a
 /* dz: (n,K) written = scale * d(loss)/dz, using the global acc. */
 void sf_loss_backward_ref(float *dz, const float *z, const uint16_t *lab, const float *cw,
                           const double *acc, size_t n, int K, float scale);
+/* A batch of B samples (spec §6.1-6.3): CE = sum over the batch of w[y]*(-log p_y) / sum over the
+ * batch of w[y] (one pooled denominator), dice_fg = the mean over samples and foreground classes,
+ * loss = CE + 1 - dice_fg. The gradient of one sample's logits takes that sample's acc (its Dice
+ * sums) and wsum, the batch's pooled weight sum: the CE term is w[y]/wsum * (P - Y), the Dice term
+ * is the single-sample one divided by B. B = 1 with wsum = acc[1] is sf_loss_backward_ref. */
+void sf_loss_backward_batch_ref(float *dz, const float *z, const uint16_t *lab, const float *cw,
+                                const double *acc, double wsum, int batch, size_t n, int K, float scale);
+/* acc[0] += sum over the voxels of w[lab] (a part of the pooled weight sum; needs no logits). */
+void sf_loss_weight_sum_ref(double *acc, const uint16_t *lab, const float *cw, size_t n, int K);
+/* out = [ce, dice_fg, loss] of a batch from its samples' global accs (B = 1: sf_loss_finalize). */
+void sf_loss_finalize_batch(double out[3], const double *const *acc, int B, int K);
 
 /* ---- hard (argmax) foreground Dice for validation ----------------------------------------------
  * acc: (K,3) accumulated [sum (pred==k && lab==k), sum pred==k, sum lab==k]; argmax ties -> lowest k. */

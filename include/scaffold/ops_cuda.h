@@ -106,6 +106,11 @@ void sf_cuda_loss_partial(sf_gpu_stream_t s, double *acc, const float *z, const 
                           size_t n, int K);
 void sf_cuda_loss_backward(sf_gpu_stream_t s, float *dz, const float *z, const uint16_t *lab, const float *cw,
                            const double *acc, size_t n, int K, float scale);
+/* sf_loss_backward_batch_ref with the pooled weight sum read on the device (wsum NULL: acc[1]). */
+void sf_cuda_loss_backward_batch(sf_gpu_stream_t s, float *dz, const float *z, const uint16_t *lab, const float *cw,
+                                 const double *acc, const double *wsum, int batch, size_t n, int K, float scale);
+/* acc[0] += sum w[lab] (sf_loss_weight_sum_ref; device atomics, so the last bits may differ) */
+void sf_cuda_loss_weight_sum(sf_gpu_stream_t s, double *acc, const uint16_t *lab, const float *cw, size_t n, int K);
 void sf_cuda_dice_hard_partial(sf_gpu_stream_t s, double *acc, const float *z, const uint16_t *lab, size_t n,
                                int K);
 

@@ -26,6 +26,8 @@
 int sf_runtime_init(const sf_config *c);
 void sf_runtime_shutdown(void);
 int sf_runtime_is_initialized(void);
+/* Waits until every task submitted so far has run (starpu_task_wait_for_all). */
+void sf_runtime_wait_all(void);
 int sf_runtime_ncpu_workers(void);
 int sf_runtime_nworkers(void);
 /* The scheduler policy name in use ("lws", "dmda", ...), valid after init. */

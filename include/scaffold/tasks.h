@@ -13,7 +13,8 @@
  *  - Weight-gradient contributions of a slab are added to `dw` according to sf_accum: SF_ACC_COMMUTE
  *    adds into a shared gradient in any order (STARPU_RW|STARPU_COMMUTE; zero it first with
  *    insert_task_zero), SF_ACC_PARTIAL overwrites a per-slab partial buffer (STARPU_W, the task zeroes
- *    it) to be summed in slab order by insert_task_sum_f (the more_determinism scheme).
+ *    it) to be summed in slab order by insert_task_sum_f (the more_determinism scheme), SF_ACC_ADD
+ *    adds into such a partial after the earlier accesses (STARPU_RW: the samples of a batch, in order).
  *  - Partial sums (statistics, loss, Dice, norms) are double vectors written (W) by one task each,
  *    then reduced in a fixed order by insert_task_sum_d: results never depend on the scheduler.
  */
@@ -27,6 +28,7 @@
 typedef enum {
   SF_ACC_COMMUTE = 0, /* dw += contribution, tasks commute (RW|COMMUTE) */
   SF_ACC_PARTIAL = 1, /* dw := contribution (W), summed later in a fixed order */
+  SF_ACC_ADD = 2,     /* dw += contribution (RW), in submission order */
 } sf_accum;
 
 /* Per-task options, chosen by the caller (a NULL sf_topt * means all zero).
@@ -109,9 +111,14 @@ void insert_task_concat_backward(const sf_topt *o, sf_handle da, sf_handle db, s
 /* ---- loss: weighted CE + (1 - soft fg Dice) (codelets/loss.c) ---------------------------------
  * acc_part: SF_LOSS_NACC(K) double written; z: (nd,H,W,K) logits; lab: (nd,H,W) uint16; cw: (K). */
 void insert_task_loss_partial(const sf_topt *o, sf_handle acc_part, sf_handle z, sf_handle lab, sf_handle cw, int K);
-/* dz: (nd,H,W,K) written = scale * dloss/dz from the reduced acc */
+/* dz: (nd,H,W,K) written = scale * dloss/dz from the reduced acc of this sample. A batch of `batch`
+ * samples (wsum: the batch's pooled CE weight sum, 1 double) uses wsum as the CE denominator and
+ * divides the Dice term by batch; batch 1 takes wsum NULL (the sample's own acc[1]). */
 void insert_task_loss_backward(const sf_topt *o, sf_handle dz, sf_handle z, sf_handle lab, sf_handle cw,
-                               sf_handle acc, int K, float scale);
+                               sf_handle acc, sf_handle wsum, int batch, int K, float scale);
+/* part: (1) double = (SF_ACC_PARTIAL) or += (SF_ACC_ADD) sum of cw[lab] over the label slab lab:
+ * one slab's share of a batch's pooled CE weight sum (no logits needed) */
+void insert_task_loss_weight_sum(const sf_topt *o, sf_accum acc, sf_handle part, sf_handle lab, sf_handle cw, int K);
 
 /* ---- hard Dice for validation (codelets/dice.c) ------------------------------------------------
  * acc_part: (K,3) double written */

@@ -6,7 +6,9 @@
  *   src/train/sampler.c     DistributedSampler semantics (train: shuffled + padded; val: contiguous)
  *   src/train/checkpoint.c  our checkpoint format (header, state, params, Adam m and v, FNV-1a 64)
  *   src/train/outputs.c     run directory, config.yaml/overrides.yaml/restart.sh, CSV, gnuplot figures
- *   src/train/trainer.c     warm-up, epochs, validation, checkpoints, SIGINT/SIGTERM, --max-count
+ *   src/train/trainer.c     the epoch loop: training steps, validation, end of epoch, SIGINT/SIGTERM, --max-count
+ *   src/train/train_step.c  one optimizer step (a batch through the task graph), warm-up, the run context
+ *   src/train/train_resume.c resume, checkpoint writes, train_stats.csv set-up and partial rows
  *   src/cli/cmd_benchmark.c the command: CLI, runtime, dataset, model, graph, then sf_train */
 #ifndef SF_TRAINER_H
 #define SF_TRAINER_H

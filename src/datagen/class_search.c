@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <starpu.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +18,12 @@
 #include "scaffold/common.h"
 #include "scaffold/datagen.h"
 #include "scaffold/fsutil.h"
+#include "scaffold/runtime.h"
 #include "scaffold/signals.h"
 #include "scaffold/trace.h"
 
 #include "flush.h"
+#include "task_farm.h"
 
 #define MAX_ATTEMPTS_PER_TASK 64
 
@@ -41,9 +42,8 @@ typedef struct {
   class_result *res;
 } class_batch;
 
-static void class_batch_cpu(void *buffers[], void *arg)
+static void class_batch_run(void *arg)
 {
-  (void)buffers;
   const class_batch *b = arg;
   if (sf_stop_requested()) return; /* SIGINT/SIGTERM: the round is abandoned, see below */
   double *pts = sf_malloc(b->N * 3 * sizeof(double), "class candidate points");
@@ -62,26 +62,16 @@ static void class_batch_cpu(void *buffers[], void *arg)
   free(pts);
 }
 
-static uint32_t class_batch_footprint(struct starpu_task *task)
+static void class_batch_footprint(const void *arg, uint64_t key[2])
 {
-  const class_batch *b = task->cl_arg;
-  uint64_t key[2] = {(uint64_t)b->n, (uint64_t)b->N};
-  return starpu_hash_crc32c_be_n(key, sizeof key, 0);
+  const class_batch *b = arg;
+  key[0] = (uint64_t)b->n;
+  key[1] = (uint64_t)b->N;
 }
 
-static struct starpu_perfmodel class_batch_model = {
-  .type = STARPU_HISTORY_BASED,
-  .symbol = "sf_ifs_class_batch",
-  .footprint = class_batch_footprint,
-};
-
-static struct starpu_codelet class_batch_cl = {
-  .cpu_funcs = {class_batch_cpu},
-  .cpu_funcs_name = {"class_batch_cpu"},
-  .nbuffers = 0,
-  .model = &class_batch_model,
-  .name = "ifs_class_batch",
-};
+static sf_farm_kind class_batch_kind = {
+    .name = "ifs_class_batch", .model = "sf_ifs_class_batch", .run = class_batch_run,
+    .footprint = class_batch_footprint};
 
 /* ---- attempt counter ------------------------------------------------------------------------ */
 
@@ -240,7 +230,7 @@ void sf_generate_classes(const sf_config *c, sf_class_search_stats *stats_out)
   double t0 = sf_now();
   uint64_t attempt = read_attempt_counter(counter_path);
   st.first_attempt = (long)attempt;
-  int nworkers = (int)starpu_worker_get_count();
+  int nworkers = sf_runtime_nworkers();
   if (nworkers < 1) nworkers = 1;
   sf_progress prog;
   sf_progress_begin(&prog, "fractal classes", c->n_categories);
@@ -256,7 +246,7 @@ void sf_generate_classes(const sf_config *c, sf_class_search_stats *stats_out)
     if (per_task < 1) per_task = 1;
     long ntasks = (round + per_task - 1) / per_task;
     class_batch *batches = sf_calloc((size_t)ntasks, sizeof *batches, "class batches");
-    struct starpu_task **tasks = sf_calloc((size_t)ntasks, sizeof *tasks, "class batch tasks");
+    sf_task_farm *farm = sf_farm_begin(&class_batch_kind);
     for (long t = 0; t < ntasks; t++) {
       class_batch *b = &batches[t];
       b->seed = (uint64_t)c->seed;
@@ -266,18 +256,11 @@ void sf_generate_classes(const sf_config *c, sf_class_search_stats *stats_out)
       b->normalize = c->normalize;
       b->threshold = c->variance_threshold;
       b->res = res + t * per_task;
-      struct starpu_task *task = starpu_task_create();
-      task->cl = &class_batch_cl;
-      task->cl_arg = b;
-      task->cl_arg_size = sizeof *b;
-      task->cl_arg_free = 0;
-      task->detach = 0; /* waited for below (and then freed): other users' tasks are not waited for */
-      int ret = starpu_task_submit(task);
-      if (ret != 0) sf_die(SF_EXIT_FAILURE, "starpu_task_submit (class batch) failed with %d", ret);
-      tasks[t] = task;
+      int ret = sf_farm_submit(farm, b);
+      if (ret != 0) sf_die(SF_EXIT_FAILURE, "submitting a class batch task failed: %s (is there a CPU worker?)",
+                           strerror(-ret));
     }
-    if (starpu_task_wait_array(tasks, (unsigned)ntasks) != 0) SF_ABORT("starpu_task_wait_array (class batches) failed");
-    free(tasks);
+    if (sf_farm_wait(farm) != 0) SF_ABORT("waiting for the class batch tasks failed");
     sf_trace_collect();
     if (sf_stop_requested()) {
       /* Abandon the round: nothing of it is saved and the attempt counter stays, so a rerun

@@ -1,4 +1,4 @@
-/* Fractal instances as a StarPU task graph (spec §3): 145 weighted point clouds per class, a few
+/* Fractal instances as StarPU tasks (spec §3; task_farm.h): 145 weighted point clouds per class, a few
  * consecutive (category, instance) pairs per task. Each instance's points come from its own RNG
  * stream, with the attenuation retries f = 0.5, 0.25, 0.1 and the unweighted fallback, and are
  * stored as float32 (point_num, 3) .npy files, written atomically without fsync and flushed while
@@ -7,7 +7,6 @@
 #pragma GCC optimize("fp-contract=off") /* attenuated weights 1 + (w - 1)*f without FMA: same bytes on every machine */
 #include <errno.h>
 #include <math.h>
-#include <starpu.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,10 +18,12 @@
 #include "scaffold/fsutil.h"
 #include "scaffold/npy.h"
 #include "scaffold/rng.h"
+#include "scaffold/runtime.h"
 #include "scaffold/signals.h"
 #include "scaffold/trace.h"
 
 #include "flush.h"
+#include "task_farm.h"
 
 #define SF_STREAM_INSTANCE 0x5346494e53544e43ULL /* "SFINSTNC" */
 
@@ -126,33 +127,21 @@ static void instance_one(inst_job *j)
   atomic_fetch_add(&g_done, 1);
 }
 
-static void instance_cpu(void *buffers[], void *arg)
+static void instance_run(void *arg)
 {
-  (void)buffers;
   const inst_batch *b = arg;
   for (int i = 0; i < b->n; i++) instance_one(&b->jobs[i]);
 }
 
-static uint32_t instance_footprint(struct starpu_task *task)
+static void instance_footprint(const void *arg, uint64_t key[2])
 {
-  const inst_batch *b = task->cl_arg;
-  uint64_t key[2] = {(uint64_t)b->jobs[0].N, (uint64_t)b->n};
-  return starpu_hash_crc32c_be_n(key, sizeof key, 0);
+  const inst_batch *b = arg;
+  key[0] = (uint64_t)b->jobs[0].N;
+  key[1] = (uint64_t)b->n;
 }
 
-static struct starpu_perfmodel instance_model = {
-  .type = STARPU_HISTORY_BASED,
-  .symbol = "sf_ifs_instance",
-  .footprint = instance_footprint,
-};
-
-static struct starpu_codelet instance_cl = {
-  .cpu_funcs = {instance_cpu},
-  .cpu_funcs_name = {"instance_cpu"},
-  .nbuffers = 0,
-  .model = &instance_model,
-  .name = "ifs_instance",
-};
+static sf_farm_kind instance_kind = {
+    .name = "ifs_instance", .model = "sf_ifs_instance", .run = instance_run, .footprint = instance_footprint};
 
 /* A reusable file: complete, float32, shape (N, 3). */
 static int instance_file_ok(const char *path, size_t N)
@@ -208,33 +197,26 @@ void sf_generate_instances(const sf_config *c, sf_instance_stats *stats_out)
   double t0 = sf_now();
   sf_progress prog;
   sf_progress_begin(&prog, "fractal instances", njobs);
-  int nworkers = (int)starpu_worker_get_count();
+  int nworkers = sf_runtime_nworkers();
   long per_task = njobs / ((long)(nworkers > 0 ? nworkers : 1) * TASKS_PER_WORKER);
   if (per_task > MAX_INSTANCES_PER_TASK) per_task = MAX_INSTANCES_PER_TASK;
   if (per_task < 1) per_task = 1;
   long ntasks = (njobs + per_task - 1) / per_task;
   inst_batch *batches = sf_calloc((size_t)ntasks + 1, sizeof *batches, "instance batches");
-  struct starpu_task **tasks = sf_calloc((size_t)ntasks + 1, sizeof *tasks, "instance tasks");
+  sf_task_farm *farm = sf_farm_begin(&instance_kind);
   for (long t = 0; t < ntasks; t++) {
     batches[t].jobs = &jobs[t * per_task];
     batches[t].n = (int)(t + 1 < ntasks ? per_task : njobs - t * per_task);
-    struct starpu_task *task = starpu_task_create();
-    task->cl = &instance_cl;
-    task->cl_arg = &batches[t];
-    task->cl_arg_size = sizeof batches[t];
-    task->cl_arg_free = 0;
-    task->detach = 0; /* waited for below (and then freed): other users' tasks are not waited for */
-    int ret = starpu_task_submit(task);
-    if (ret != 0) sf_die(SF_EXIT_FAILURE, "starpu_task_submit (instance) failed with %d", ret);
-    tasks[t] = task;
+    int ret = sf_farm_submit(farm, &batches[t]);
+    if (ret != 0)
+      sf_die(SF_EXIT_FAILURE, "submitting a fractal instance task failed: %s (is there a CPU worker?)", strerror(-ret));
   }
   /* While the workers write, this thread flushes what they have written so far (flush.h), so the
    * final flush has only the last files left: done once at the end, it was a serial tail of ~18% of
    * the phase with both workers idle (docs/datagen-performance.md). */
   if (sf_datagen_wait_flushing(root, &g_done, njobs, &prog) != 0)
     sf_warn("cannot flush %s to disk (syncfs): %s", root, strerror(errno));
-  if (ntasks && starpu_task_wait_array(tasks, (unsigned)ntasks) != 0) SF_ABORT("starpu_task_wait_array (instances) failed");
-  free(tasks);
+  if (sf_farm_wait(farm) != 0) SF_ABORT("waiting for the fractal instance tasks failed");
   free(batches);
   st.seconds = sf_now() - t0;
   if (njobs) {

@@ -3,14 +3,13 @@
  * overwrite earlier ones) and writes the float32 (3, G, G, G) volume and uint16 (G, G, G) mask
  * .npy files atomically. Each volume depends only on the plan and its instance files, so the bytes
  * written are the same whatever the worker count, scheduler or execution order. The tasks carry
- * no data handles: their inputs and outputs are files, written without an fsync each; the waiting
- * thread flushes them while the tasks run and once at the end (flush.h), before the caller
- * publishes anything. */
+ * no data handles (task_farm.h): their inputs and outputs are files, written without an fsync
+ * each; the waiting thread flushes them while the tasks run and once at the end (flush.h), before
+ * the caller publishes anything. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <starpu.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,6 +23,7 @@
 #include "scaffold/signals.h"
 
 #include "flush.h"
+#include "task_farm.h"
 
 #define SF_HEARTBEAT_SECONDS 300.0 /* upstream's STAGING_HEARTBEAT_INTERVAL_SECONDS */
 
@@ -171,10 +171,9 @@ static void heartbeat(volgen *g)
   free(hb);
 }
 
-static void volume_task_cpu(void *buffers[], void *cl_arg)
+static void volume_task_run(void *arg)
 {
-  (void)buffers;
-  volume_args *a = cl_arg;
+  volume_args *a = arg;
   volgen *g = a->g;
   if (sf_stop_requested()) { /* abandon the volumes not started yet; the running ones finish */
     pthread_mutex_lock(&g->lock);
@@ -197,12 +196,7 @@ static void volume_task_cpu(void *buffers[], void *cl_arg)
   atomic_fetch_add(&g->ended, 1);
 }
 
-static struct starpu_codelet cl_volume_generate = {
-    .cpu_funcs = {volume_task_cpu},
-    .cpu_funcs_name = {"volume_task_cpu"},
-    .nbuffers = 0,
-    .name = "sf_volume_generate",
-};
+static sf_farm_kind volume_kind = {.name = "sf_volume_generate", .run = volume_task_run};
 
 int sf_volumes_generate(const sf_config *c, const sf_volume_plan *p, const char *dir, const int *vols, int n,
                         char *err, size_t errlen)
@@ -217,42 +211,31 @@ int sf_volumes_generate(const sf_config *c, const sf_volume_plan *p, const char 
   g.last_beat = sf_now();
   if (g.beat) heartbeat(&g);
   sf_progress_begin(&g.prog, "volumes", n);
-  struct starpu_task **tasks = sf_malloc((size_t)n * sizeof *tasks, "tasks");
-  int submitted = 0, rc = 0;
+  volume_args *args = sf_malloc((size_t)n * sizeof *args, "task args");
+  sf_task_farm *farm = sf_farm_begin(&volume_kind);
+  int rc = 0;
   for (int i = 0; i < n; i++) {
-    volume_args *a = sf_malloc(sizeof *a, "task args");
-    a->g = &g;
-    a->vol = vols[i];
-    struct starpu_task *t = starpu_task_create();
-    t->cl = &cl_volume_generate;
-    t->cl_arg = a;
-    t->cl_arg_size = sizeof *a;
-    t->cl_arg_free = 1;
-    t->detach = 0;
-    t->name = "sf_volume_generate";
-    int r = starpu_task_submit(t);
+    args[i].g = &g;
+    args[i].vol = vols[i];
+    int r = sf_farm_submit(farm, &args[i]);
     if (r != 0) {
-      snprintf(err, errlen, "starpu_task_submit failed for volume %d: %s (are there CPU workers? ncpu must be >= 1)",
+      snprintf(err, errlen, "submitting the task of volume %d failed: %s (are there CPU workers? ncpu must be >= 1)",
                vols[i], strerror(-r));
-      t->destroy = 1;
-      starpu_task_destroy(t);
       rc = -1;
       break;
     }
-    tasks[submitted++] = t;
   }
   /* flushes the volumes written so far while the rest run, then all of them (flush.h): without an
    * fsync per file the disk writes overlap with the tasks and the journal commits are few */
-  if (sf_datagen_wait_flushing(dir, &g.ended, submitted, &g.prog) != 0 && rc == 0) {
+  if (sf_datagen_wait_flushing(dir, &g.ended, sf_farm_count(farm), &g.prog) != 0 && rc == 0) {
     snprintf(err, errlen, "cannot flush the volumes in %s to disk (syncfs): %s", dir, strerror(errno));
     rc = -1;
   }
-  for (int i = 0; i < submitted; i++)
-    if (starpu_task_wait(tasks[i]) != 0 && rc == 0) {
-      snprintf(err, errlen, "starpu_task_wait failed for a volume task");
-      rc = -1;
-    }
-  free(tasks);
+  if (sf_farm_wait(farm) != 0 && rc == 0) {
+    snprintf(err, errlen, "waiting for the volume tasks failed");
+    rc = -1;
+  }
+  free(args);
   sf_progress_end(&g.prog, g.done);
   int failed = 0;
   for (int v = 0; v < p->num_volumes; v++) {

@@ -134,6 +134,11 @@ void sf_runtime_shutdown(void)
 
 int sf_runtime_is_initialized(void) { return g_initialized; }
 
+void sf_runtime_wait_all(void)
+{
+  if (starpu_task_wait_for_all() != 0) SF_ABORT("starpu_task_wait_for_all failed");
+}
+
 int sf_runtime_ncpu_workers(void) { return g_initialized ? (int)starpu_cpu_worker_get_count() : 0; }
 
 int sf_runtime_nworkers(void) { return g_initialized ? (int)starpu_worker_get_count() : 0; }

@@ -4,7 +4,6 @@
  * Adam arenas. Everything is allocated here once, so a step allocates nothing. In a spatially
  * distributed run (scaffold/dist.h) slabs and partial sums are registered with their StarPU-MPI
  * owner and only the owned ones get memory; parameters and class weights are per-node replicas. */
-#include <starpu.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +11,7 @@
 #include "scaffold/common.h"
 #include "scaffold/dist.h"
 #include "scaffold/ops.h"
+#include "scaffold/runtime.h"
 
 int sf_graph_auto_slabs(int coarse_edge, int nworkers, int deterministic)
 {
@@ -158,7 +158,7 @@ static void block_free(const sf_graph *g, dconv_block *b)
 static void choose_partial_grads(sf_graph *g)
 {
   const int P = g->P;
-  int nw = (int)starpu_worker_get_count();
+  int nw = sf_runtime_nworkers();
   int small_ok = g->S > 1 && g->spatial <= 1 && nw > 1; /* ranks may differ in workers */
   size_t max_floats = SF_GRAD_PART_MAX_FLOATS;
   const char *env = getenv("SF_GRAD_PART_MAX_FLOATS");
@@ -175,7 +175,7 @@ static void choose_partial_grads(sf_graph *g)
   }
   g->split_grad = sf_calloc((size_t)P * 2, sizeof(sf_handle), "gradient tap blocks");
   g->split_taps = sf_calloc((size_t)P, sizeof(int), "gradient tap blocks");
-  if (!small_ok || g->deterministic || (int)starpu_cpu_worker_get_count() != nw) return;
+  if (!small_ok || g->deterministic || sf_runtime_ncpu_workers() != nw) return;
   for (int i = 0; i <= g->L; i++)
     for (int d = 0; d < 2; d++) {
       if (d == 1 && i == g->L) break; /* dec[] has L blocks */
@@ -188,6 +188,39 @@ static void choose_partial_grads(sf_graph *g)
         sf_vector_split_plan(g->hg[p], (size_t)14 * cins[j] * b->cout, &g->split_grad[2 * p]);
       }
     }
+}
+
+/* A batch (bmax > 1): the GroupNorm reduction writes its parameter gradients (W), so each sample
+ * of the batch gets its own copies, summed in sample order at the end (graph_backward.c); the other
+ * gradients add up across the samples in place. Owned by the replica's shard 0, as those gradients. */
+static void gn_sample_init(sf_graph *g)
+{
+  const int P = g->P;
+  if (g->bmax <= 1) return;
+  size_t per = 0;
+  for (int p = 0; p < P; p++)
+    if (!g->slab_grad[p]) per += g->u->params[p].numel;
+  g->gn_sample_floats = (size_t)g->bmax * per;
+  g->gn_sample_mem = sf_data_alloc(g->gn_sample_floats * sizeof(float), "per-sample GroupNorm gradients");
+  g->bytes += g->gn_sample_floats * sizeof(float);
+  g->gn_sample = sf_calloc((size_t)g->bmax * P, sizeof(sf_handle), "per-sample GroupNorm gradient handles");
+  float *mem = g->gn_sample_mem;
+  for (int b = 0; b < g->bmax; b++)
+    for (int p = 0; p < P; p++)
+      if (!g->slab_grad[p]) {
+        size_t n = g->u->params[p].numel;
+        g->gn_sample[(size_t)b * P + p] = gvec(g, mem, n, sizeof(float), "grad.gn_sample", g->root);
+        mem += n;
+      }
+}
+
+static void gn_sample_free(sf_graph *g)
+{
+  if (!g->gn_sample) return;
+  for (size_t i = 0; i < (size_t)g->bmax * g->P; i++) sf_handle_unregister(g->gn_sample[i]);
+  free(g->gn_sample);
+  sf_data_free(g->gn_sample_mem, g->gn_sample_floats * sizeof(float));
+  g->gn_sample = NULL;
 }
 
 static void params_init(sf_graph *g, float *params)
@@ -233,6 +266,7 @@ static void params_init(sf_graph *g, float *params)
   }
   g->clip = sf_vector_register(g->clip_buf, 2, sizeof(double), "grad.clip");
   choose_partial_grads(g);
+  gn_sample_init(g);
   if (g->part_total) {
     int k0 = S, nown = 0; /* the owned slabs (all in a single process) */
     for (int k = 0; k < S; k++)
@@ -273,6 +307,7 @@ static void params_free(sf_graph *g)
   if (!g->hp) return;
   sf_allreduce_destroy(g->ar);
   g->ar = NULL;
+  gn_sample_free(g);
   for (int p = 0; p < P; p++) /* before the whole is unregistered */
     if (g->split_taps[p]) sf_vector_split_clean(g->hg[p], &g->split_grad[2 * p]);
   free(g->split_grad);
@@ -311,19 +346,29 @@ static void params_free(sf_graph *g)
   g->hp = NULL;
 }
 
+/* Loss and Dice partial sums, the loss sums of each sample of a batch, and (bmax > 1) the parts of
+ * the batch's pooled CE weight sum. Registered in the same order on every rank (StarPU-MPI tags). */
 static void loss_init(sf_graph *g)
 {
-  const int S = g->S, K = g->K, NL = SF_LOSS_NACC(K), ND = 3 * K;
-  g->small_len = (size_t)(S + 1) * (NL + ND);
+  const int S = g->S, K = g->K, NL = SF_LOSS_NACC(K), ND = 3 * K, B = g->bmax, NW = B > 1 ? S + 1 : 0;
+  g->small_len = (size_t)(S + B) * NL + (size_t)(S + 1) * ND + (size_t)NW;
   g->small = sf_data_alloc(g->small_len * sizeof(double), "loss partial sums");
+  g->loss_acc = sf_calloc((size_t)B, sizeof(sf_handle), "loss sum handles");
   double *p = g->small;
   for (int k = 0; k < S; k++, p += NL) g->loss_part[k] = gvec(g, p, NL, sizeof(double), "loss.part", g->owner[k]);
   g->loss_acc_buf = p;
-  g->loss_acc = gvec(g, p, NL, sizeof(double), "loss.acc", g->root);
-  p += NL;
+  g->loss_acc[0] = gvec(g, p, NL, sizeof(double), "loss.acc", g->root);
+  p += (size_t)B * NL;
   for (int k = 0; k < S; k++, p += ND) g->dice_part[k] = gvec(g, p, ND, sizeof(double), "dice.part", g->owner[k]);
   g->dice_acc_buf = p;
   g->dice_acc = gvec(g, p, ND, sizeof(double), "dice.acc", g->root);
+  p += ND;
+  for (int b = 1; b < B; b++)
+    g->loss_acc[b] = gvec(g, g->loss_acc_buf + (size_t)b * NL, NL, sizeof(double), "loss.acc", g->root);
+  if (NW) {
+    for (int k = 0; k < S; k++, p++) g->wsum_part[k] = gvec(g, p, 1, sizeof(double), "loss.wsum_part", g->owner[k]);
+    g->wsum = gvec(g, p, 1, sizeof(double), "loss.wsum", g->root);
+  }
   g->cw_buf = sf_data_alloc((size_t)K * sizeof(float), "class weights");
   g->cw = gvec(g, g->cw_buf, K, sizeof(float), "class_weights", SF_DIST_PER_NODE);
 }
@@ -334,8 +379,11 @@ static void loss_free(sf_graph *g)
   for (int k = 0; k < g->S; k++) {
     sf_handle_unregister(g->loss_part[k]);
     sf_handle_unregister(g->dice_part[k]);
+    sf_handle_unregister(g->wsum_part[k]);
   }
-  sf_handle_unregister(g->loss_acc);
+  for (int b = 0; b < g->bmax; b++) sf_handle_unregister(g->loss_acc[b]);
+  free(g->loss_acc);
+  sf_handle_unregister(g->wsum);
   sf_handle_unregister(g->dice_acc);
   sf_handle_unregister(g->cw);
   sf_data_free(g->small, g->small_len * sizeof(double));
@@ -365,6 +413,12 @@ int sf_graph_check_config(const sf_unet *u, const sf_config *c, int spatial, con
              "implemented yet); expected one of: %s", names, names);
     return -1;
   }
+  if (c->local_batch_size > SF_GRAPH_MAX_BATCH) {
+    *key = "local_batch_size";
+    snprintf(err, errlen, "%ld samples per step, the task graph takes 1..%d", c->local_batch_size,
+             SF_GRAPH_MAX_BATCH);
+    return -1;
+  }
   if (c->slabs < 0 || c->slabs > cap) {
     *key = "slabs";
     snprintf(err, errlen, "%ld depth slabs requested, expected 0 (automatic) or 1..%d (the bottleneck edge is %d "
@@ -389,7 +443,7 @@ int sf_graph_check_config(const sf_unet *u, const sf_config *c, int spatial, con
 sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, char *err, size_t errlen)
 {
   char msg[512], what[400];
-  if (!starpu_is_initialized()) {
+  if (!sf_runtime_is_initialized()) {
     fail(err, errlen, "sf_graph_create: StarPU is not running (call sf_runtime_init first)");
     return NULL;
   }
@@ -411,7 +465,7 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
     return NULL;
   }
   if (S == 0) {
-    S = sf_graph_auto_slabs(coarse, (int)starpu_worker_get_count(), c->more_determinism != 0);
+    S = sf_graph_auto_slabs(coarse, sf_runtime_nworkers(), c->more_determinism != 0);
     int agreed[1] = {S}; /* ranks may have different worker counts; the slab plan must be one */
     sf_dist_allreduce_max(agreed, 1);
     S = agreed[0];
@@ -439,6 +493,7 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
   g->G = u->groups;
   g->cin0 = u->in_channels;
   g->deterministic = c->more_determinism != 0;
+  g->bmax = c->local_batch_size > 1 ? (int)c->local_batch_size : 1;
   for (int i = 0; i <= L; i++) sf_slab_bounds(g->d0[i], S, coarse, 1 << (L - i));
 
   const int *ch = u->channels;
@@ -503,7 +558,7 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
 void sf_graph_destroy(sf_graph *g)
 {
   if (!g) return;
-  starpu_task_wait_for_all();
+  sf_runtime_wait_all();
   sf_tensor_destroy(&g->in);
   sf_tensor_destroy(&g->lab);
   sf_tensor_destroy(&g->logits);

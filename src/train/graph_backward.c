@@ -1,5 +1,9 @@
 /* The loss, the U-Net backward pass and the optimizer as tasks: the forward list of
- * graph_forward.c in reverse, then gradient clipping and Adam (spec §6.1). Weight gradients get one
+ * graph_forward.c in reverse, then gradient clipping and Adam (spec §6.1). The samples of a batch
+ * (local_batch_size > 1) run one after the other through the same buffers, and their gradients add
+ * up: COMMUTE gradients are zeroed before the first sample only, per-slab partials are written by
+ * the first sample and added to (RW, in order) by the others, and the GroupNorm reductions write
+ * one copy per sample, summed in sample order after the last. Weight gradients get one
  * contribution per slab: RW|COMMUTE into the gradient (zeroed first), or a per-slab partial (W)
  * summed in slab order: for every weight under more_determinism, so the result is bitwise the same
  * whatever the scheduler and the worker count, and otherwise for the small level-0 weights, whose
@@ -9,7 +13,10 @@
  * in the max-pool backward task. In a spatial run each shard accumulates its slabs' contributions into its own gradient arena (shard 0
  * also gets the GroupNorm parameters' full-volume gradients); the all-reduce sums the arenas. The
  * optimizer runs on every rank, on its own replica of the parameters. */
+#include <stdlib.h>
+
 #include "graph_internal.h"
+#include "scaffold/common.h"
 #include "scaffold/dist.h"
 #include "scaffold/model.h"
 #include "scaffold/ops.h"
@@ -18,18 +25,23 @@
 #define LOW (&g->opt_low)
 #define PARAM(p) (g->hp[(p)])
 
-/* Where slab k's contribution to the gradient of parameter p goes (graph.c: choose_partial_grads). */
-static sf_accum grad_acc(const sf_graph *g, int p) { return g->part_grad[p] ? SF_ACC_PARTIAL : SF_ACC_COMMUTE; }
+/* Where slab k's contribution to the gradient of parameter p goes (graph.c: choose_partial_grads).
+ * A per-slab partial is written by the batch's first sample and added to by the others, in order. */
+static sf_accum grad_acc(const sf_graph *g, int p)
+{
+  if (!g->part_grad[p]) return SF_ACC_COMMUTE;
+  return g->sample == 0 ? SF_ACC_PARTIAL : SF_ACC_ADD;
+}
 static sf_handle grad_dst(const sf_graph *g, int p, int k)
 {
   return g->part_grad[p] ? g->hgp[(size_t)k * g->P + p] : sf_graph_grad_of(g, sf_graph_shard_of(g, k), p);
 }
 
-void sf_graph_submit_loss(sf_graph *g)
+void sf_graph_submit_loss(sf_graph *g, int b)
 {
   for (int k = 0; k < g->S; k++)
     insert_task_loss_partial(CRIT, g->loss_part[k], g->logits.slab[k], g->lab.slab[k], g->cw, g->K);
-  insert_task_sum_d(CRIT, g->loss_acc, g->loss_part, g->S);
+  insert_task_sum_d(CRIT, g->loss_acc[b], g->loss_part, g->S);
 }
 
 static void conv3_backward_data(sf_graph *g, sf_tensor *dx, sf_tensor *dy, sf_tensor *x, int w, int cin, int cout,
@@ -70,13 +82,20 @@ static void conv3_backward(sf_graph *g, sf_tensor *dx, sf_tensor *dy, sf_tensor 
   }
 }
 
+/* Where the GroupNorm reduction writes the gradient of parameter p: the gradient itself (shard 0's
+ * in a spatial run), or in a batch the sample's own copy (summed in order by sum_gn_samples). */
+static sf_handle gn_grad_dst(const sf_graph *g, int p)
+{
+  return g->batch > 1 ? g->gn_sample[(size_t)g->sample * g->P + p] : sf_graph_grad_of(g, 0, p);
+}
+
 /* dx of y = ReLU(GN(x)) from dy; dgamma, dbeta written */
 static void gn_relu_backward(sf_graph *g, sf_tensor *dx, sf_tensor *dy, sf_tensor *y, sf_tensor *x, gn_layer *n)
 {
   for (int k = 0; k < g->S; k++)
     insert_task_groupnorm_backward_stats(CRIT, n->bwd_part[k], dy->slab[k], y->slab[k], x->slab[k], n->stats,
                                          PARAM(n->gamma), n->ntotal, n->C, g->G, SF_GN_EPS, 1);
-  insert_task_groupnorm_backward_reduce(CRIT, n->bwd_sum, sf_graph_grad_of(g, 0, n->gamma), sf_graph_grad_of(g, 0, n->beta),
+  insert_task_groupnorm_backward_reduce(CRIT, n->bwd_sum, gn_grad_dst(g, n->gamma), gn_grad_dst(g, n->beta),
                                         n->bwd_part, g->S, n->C, g->G);
   for (int k = 0; k < g->S; k++)
     insert_task_groupnorm_backward_data(CRIT, dx->slab[k], dy->slab[k], y->slab[k], x->slab[k], n->stats, n->bwd_sum,
@@ -93,10 +112,10 @@ static void double_conv_backward(sf_graph *g, dconv_block *b, sf_tensor *x, sf_t
   conv3_backward(g, dx, &g->g_pre_a[l], x, b->w_a, b->cin, b->cout);
 }
 
-void sf_graph_submit_backward(sf_graph *g)
+/* Before the batch's first sample: the tap blocks of split gradients replace them, and the
+ * gradients that tasks accumulate into (RW|COMMUTE) start at zero. */
+static void begin_gradients(sf_graph *g)
 {
-  const int L = g->L, S = g->S;
-  const int *ch = g->u->channels;
   for (int q = 0; q < g->spatial; q++)
     for (int p = 0; p < g->P; p++) {
       if (g->split_taps[p]) { /* the two tap blocks stand for the gradient until the end of the pass */
@@ -108,10 +127,47 @@ void sf_graph_submit_backward(sf_graph *g)
       else if (q > 0 && !g->slab_grad[p]) /* GroupNorm gradients come from shard 0 alone */
         insert_task_zero(LOW, sf_graph_grad_of(g, q, p));
     }
+}
 
-  for (int k = 0; k < S; k++)
-    insert_task_loss_backward(CRIT, g->g_logits.slab[k], g->logits.slab[k], g->lab.slab[k], g->cw, g->loss_acc, g->K,
-                              1.0f);
+/* After the batch's last sample: the split gradients become whole again, each shard sums its own
+ * slabs' partials in slab order, and in a batch the samples' GroupNorm gradients are summed in
+ * sample order. */
+static void end_gradients(sf_graph *g)
+{
+  const int S = g->S;
+  for (int p = 0; p < g->P; p++)
+    if (g->split_taps[p]) sf_vector_unsplit_submit(g->hg[p], &g->split_grad[2 * p]);
+  for (int q = 0; q < g->spatial; q++)
+    for (int p = 0; p < g->P; p++)
+      if (g->part_grad[p]) {
+        sf_handle parts[SF_MAX_SLABS];
+        int n = 0;
+        for (int k = 0; k < S; k++)
+          if (g->spatial <= 1 || sf_graph_shard_of(g, k) == q) parts[n++] = g->hgp[(size_t)k * g->P + p];
+        insert_task_sum_f(LOW, sf_graph_grad_of(g, q, p), parts, n);
+      }
+  if (g->batch <= 1) return;
+  sf_handle *parts = sf_malloc((size_t)g->batch * sizeof *parts, "per-sample gradient list");
+  for (int p = 0; p < g->P; p++)
+    if (!g->slab_grad[p]) {
+      for (int b = 0; b < g->batch; b++) parts[b] = g->gn_sample[(size_t)b * g->P + p];
+      insert_task_sum_f(LOW, sf_graph_grad_of(g, 0, p), parts, g->batch);
+    }
+  free(parts);
+}
+
+void sf_graph_submit_backward(sf_graph *g, int b, int B)
+{
+  const int L = g->L, S = g->S;
+  const int *ch = g->u->channels;
+  SF_ASSERT(B >= 1 && B <= g->bmax && b >= 0 && b < B);
+  g->sample = b;
+  g->batch = B;
+  if (b == 0) begin_gradients(g);
+
+  for (int k = 0; k < S; k++) /* a batch: CE over the pooled weight sum, Dice averaged over the samples */
+    insert_task_loss_backward(CRIT, g->g_logits.slab[k], g->logits.slab[k], g->lab.slab[k], g->cw, g->loss_acc[b],
+                              B > 1 ? g->wsum : NULL, B, g->K, 1.0f);
   for (int k = 0; k < S; k++) {
     insert_task_conv1_backward_data(CRIT, g->g_out[0].slab[k], g->g_logits.slab[k], PARAM(g->out_w), ch[0], g->K);
     insert_task_conv1_backward_weights(LOW, grad_acc(g, g->out_w), grad_dst(g, g->out_w, k), grad_dst(g, g->out_b, k),
@@ -135,18 +191,7 @@ void sf_graph_submit_backward(sf_graph *g)
         insert_task_maxpool3d_backward(CRIT, g->g_out[i - 1].slab[k], g->g_pool[i].slab[k], g->pidx[i].slab[k],
                                        g->g_skip[i - 1].slab[k], ch[i - 1]);
   }
-  for (int p = 0; p < g->P; p++)
-    if (g->split_taps[p]) sf_vector_unsplit_submit(g->hg[p], &g->split_grad[2 * p]);
-  /* each shard sums its own slabs' partials in slab order */
-  for (int q = 0; q < g->spatial; q++)
-    for (int p = 0; p < g->P; p++)
-      if (g->part_grad[p]) {
-        sf_handle parts[SF_MAX_SLABS];
-        int n = 0;
-        for (int k = 0; k < S; k++)
-          if (g->spatial <= 1 || sf_graph_shard_of(g, k) == q) parts[n++] = g->hgp[(size_t)k * g->P + p];
-        insert_task_sum_f(LOW, sf_graph_grad_of(g, q, p), parts, n);
-      }
+  if (b == B - 1) end_gradients(g);
 }
 
 void sf_graph_submit_optimizer(sf_graph *g, double lr, long step)

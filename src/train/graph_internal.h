@@ -54,11 +54,14 @@ struct sf_graph {
   sf_tensor g_logits;
 
   /* ---- loss, Dice, class weights ---- */
+  int bmax;                          /* the largest batch a step takes (config local_batch_size) */
   double *small;                     /* backing store of the partials below */
   size_t small_len;
-  sf_handle loss_part[SF_MAX_SLABS], loss_acc; /* SF_LOSS_NACC(K) */
+  sf_handle loss_part[SF_MAX_SLABS]; /* SF_LOSS_NACC(K) */
+  sf_handle *loss_acc;               /* bmax: reduced loss sums of sample b of the batch */
   sf_handle dice_part[SF_MAX_SLABS], dice_acc; /* (K,3) */
-  double *loss_acc_buf, *dice_acc_buf;
+  double *loss_acc_buf, *dice_acc_buf; /* loss_acc_buf: bmax x SF_LOSS_NACC(K) */
+  sf_handle wsum_part[SF_MAX_SLABS], wsum; /* bmax > 1: the batch's pooled CE weight sum, per slab and reduced */
   float *cw_buf;
   sf_handle cw;
 
@@ -75,6 +78,10 @@ struct sf_graph {
   sf_handle *hp, *hg, *hm, *hv;      /* P each */
   sf_handle *hgp;                    /* S*P, [k*P + p]; NULL entries for params without partials */
   unsigned char *slab_grad;          /* P: 1 if slabs contribute to this gradient (conv, upconv, outconv) */
+  sf_handle *gn_sample;              /* bmax > 1: bmax*P, [b*P + p]: sample b's GroupNorm parameter
+                                      * gradients (NULL for the others), summed in sample order */
+  float *gn_sample_mem;
+  size_t gn_sample_floats;
   double *sumsq_buf;                 /* P */
   sf_handle *hsumsq;                 /* P */
   double clip_buf[2];                /* [coefficient, norm] */
@@ -97,6 +104,7 @@ struct sf_graph {
    * optimizer. mpi = 1 in a spatial run: every task of the replica goes through StarPU-MPI. */
   sf_topt opt_load, opt_crit, opt_low;
 
+  int sample, batch;                 /* the sample of the batch whose backward is being submitted */
   double step_flops;
   long tasks_per_step;
   size_t bytes;                      /* allocated by the graph */
@@ -105,10 +113,12 @@ struct sf_graph {
 
 /* graph_forward.c: forward of the whole network from g->in to g->logits. */
 void sf_graph_submit_forward(sf_graph *g);
-/* graph_backward.c: loss partials + reduction (always), loss backward, backward of the network
- * into the gradient handles; then (optimizer != 0) clipping and Adam. */
-void sf_graph_submit_loss(sf_graph *g);
-void sf_graph_submit_backward(sf_graph *g);
+/* graph_backward.c: the loss partials and their reduction into the loss sums of sample b of the
+ * batch; the loss backward and the backward of the network for sample b of a batch of B, adding
+ * into the batch's gradients (the first sample starts them, the last one completes them); then
+ * clipping and Adam. */
+void sf_graph_submit_loss(sf_graph *g, int b);
+void sf_graph_submit_backward(sf_graph *g, int b, int B);
 void sf_graph_submit_optimizer(sf_graph *g, double lr, long step);
 
 /* The gradient handle of parameter p on shard q (spatial runs), or this rank's. */

@@ -1,19 +1,23 @@
 /* The public step functions of the task graph (scaffold/graph.h): each submits sample loading and
- * the whole step asynchronously, waits once (starpu_task_wait_for_all), then reads the reduced loss
- * (and Dice, norm) sums on the host. Distributed runs (scaffold/dist.h) add the gradient all-reduce
- * between the backward pass and the optimizer; in a spatial run the replica's shard 0 holds the
- * reduced sums and hands them to its other shards. */
+ * the whole step asynchronously, waits once (sf_runtime_wait_all), then reads the reduced loss (and
+ * Dice, norm) sums on the host. A batch of B samples (local_batch_size) first sums the class
+ * weights of all its labels (the pooled CE denominator, needed by every sample's loss backward),
+ * then runs each sample's forward, loss and backward through the same buffers, adding up their
+ * gradients, and ends with one optimizer step. Distributed runs (scaffold/dist.h) add the gradient
+ * all-reduce between the backward pass and the optimizer; in a spatial run the replica's shard 0
+ * holds the reduced sums and hands them to its other shards. */
 #include <math.h>
-#include <starpu.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "graph_internal.h"
 #include "scaffold/common.h"
 #include "scaffold/dist.h"
 #include "scaffold/ops.h"
+#include "scaffold/runtime.h"
 
-/* Copy one sample into the input, label and class-weight handles, slab by slab. */
-static void submit_load(sf_graph *g, const float *x, const uint16_t *labels, const float *class_w)
+/* Copy one sample's image and labels into the input and label handles, slab by slab. */
+static void submit_sample(sf_graph *g, const float *x, const uint16_t *labels)
 {
   const sf_topt *o = &g->opt_load;
   for (int k = 0; k < g->S; k++) {
@@ -21,17 +25,61 @@ static void submit_load(sf_graph *g, const float *x, const uint16_t *labels, con
     insert_task_sample_load(o, g->in.slab[k], x + v0 * g->cin0, nv * g->cin0 * sizeof(float));
     insert_task_sample_load(o, g->lab.slab[k], labels + v0, nv * sizeof(uint16_t));
   }
-  insert_task_sample_load(o, g->cw, class_w, (size_t)g->K * sizeof(float));
 }
 
-/* Wait for the step, then finalize the reduced loss sums into out[0..2]. */
-static int finish(sf_graph *g, double out[3])
+static void submit_class_weights(sf_graph *g, const float *class_w)
 {
-  starpu_task_wait_for_all();
+  insert_task_sample_load(&g->opt_load, g->cw, class_w, (size_t)g->K * sizeof(float));
+}
+
+/* The batch's pooled CE weight sum (sum of class_w[label] over every voxel of its B samples) into
+ * g->wsum: per slab, the samples' labels pass through the label handles in order, adding up. */
+static void submit_weight_sum(sf_graph *g, int B, const uint16_t *const *labels)
+{
+  const sf_topt *o = &g->opt_load;
+  for (int b = 0; b < B; b++)
+    for (int k = 0; k < g->S; k++) {
+      size_t v0 = (size_t)g->lab.d0[k] * g->lab.H * g->lab.W, nv = sf_tensor_slab_voxels(&g->lab, k);
+      insert_task_sample_load(o, g->lab.slab[k], labels[b] + v0, nv * sizeof(uint16_t));
+      insert_task_loss_weight_sum(&g->opt_crit, b ? SF_ACC_ADD : SF_ACC_PARTIAL, g->wsum_part[k],
+                                  g->lab.slab[k], g->cw, g->K);
+    }
+  insert_task_sum_d(&g->opt_crit, g->wsum, g->wsum_part, g->S);
+}
+
+/* Loading, forward, loss and backward of the B samples (the gradients of the batch's loss). */
+static void submit_batch_gradients(sf_graph *g, int B, const float *const *x, const uint16_t *const *labels,
+                                   const float *class_w)
+{
+  if (B < 1 || B > g->bmax)
+    SF_ABORT("a step of %d samples on a task graph built for batches of at most %d (config local_batch_size)", B,
+             g->bmax);
+  if (B > 1) {
+    submit_class_weights(g, class_w);
+    submit_weight_sum(g, B, labels);
+  }
+  for (int b = 0; b < B; b++) {
+    submit_sample(g, x[b], labels[b]);
+    if (B == 1) submit_class_weights(g, class_w);
+    sf_graph_submit_forward(g);
+    sf_graph_submit_loss(g, b);
+    sf_graph_submit_backward(g, b, B);
+  }
+}
+
+/* Wait for the step, then finalize the reduced loss sums of its B samples into out[0..2]. */
+static int finish(sf_graph *g, int B, double out[3])
+{
+  sf_runtime_wait_all();
   if (g->me == g->root) { /* the owner of the reduced sums */
-    sf_handle_acquire(g->loss_acc, 0);
-    sf_loss_finalize(&out[0], &out[1], &out[2], g->loss_acc_buf, g->K);
-    sf_handle_release(g->loss_acc);
+    const double **acc = sf_malloc((size_t)B * sizeof *acc, "loss sums of the batch");
+    for (int b = 0; b < B; b++) {
+      sf_handle_acquire(g->loss_acc[b], 0);
+      acc[b] = g->loss_acc_buf + (size_t)b * SF_LOSS_NACC(g->K);
+    }
+    sf_loss_finalize_batch(out, acc, B, g->K);
+    for (int b = 0; b < B; b++) sf_handle_release(g->loss_acc[b]);
+    free(acc);
   }
   if (g->spatial > 1) sf_dist_group_bcast(out, 3 * sizeof(double));
   return isfinite(out[2]) ? 0 : -1;
@@ -53,59 +101,54 @@ static void end_count(sf_graph *g, int full_step)
   g->tasks_per_step = sf_tasks_count_counter();
 }
 
-int sf_graph_train_step(sf_graph *g, const float *x, const uint16_t *labels, const float *class_w, double lr,
-                        long adam_step, double out[3])
+int sf_graph_train_batch(sf_graph *g, int B, const float *const *x, const uint16_t *const *labels,
+                         const float *class_w, double lr, long adam_step, double out[3])
 {
   SF_ASSERT(adam_step >= 1);
   begin_count();
-  submit_load(g, x, labels, class_w);
-  sf_graph_submit_forward(g);
-  sf_graph_submit_loss(g);
-  sf_graph_submit_backward(g);
+  submit_batch_gradients(g, B, x, labels, class_w);
   sf_allreduce_submit(g->ar); /* distributed: sum over ranks, mean over replicas (NULL: nothing) */
   sf_graph_submit_optimizer(g, lr, adam_step);
   sf_dist_cache_flush();
   end_count(g, 1);
-  int rc = finish(g, out);
+  int rc = finish(g, B, out);
   read_norm(g);
   return rc;
 }
 
-void sf_graph_apply_grads(sf_graph *g, const float *grads, double lr, long adam_step)
+int sf_graph_grad_batch(sf_graph *g, int B, const float *const *x, const uint16_t *const *labels,
+                        const float *class_w, double out[3])
 {
-  SF_ASSERT(adam_step >= 1);
-  for (int p = 0; p < g->P; p++) sf_handle_acquire(g->hg[p], 1);
-  memcpy(g->grads, grads, g->total * sizeof(float));
-  for (int p = 0; p < g->P; p++) sf_handle_release(g->hg[p]);
-  sf_allreduce_submit(g->ar);
-  sf_graph_submit_optimizer(g, lr, adam_step);
-  starpu_task_wait_for_all();
-  read_norm(g);
+  begin_count();
+  submit_batch_gradients(g, B, x, labels, class_w);
+  sf_dist_cache_flush();
+  end_count(g, 0);
+  return finish(g, B, out);
+}
+
+int sf_graph_train_step(sf_graph *g, const float *x, const uint16_t *labels, const float *class_w, double lr,
+                        long adam_step, double out[3])
+{
+  return sf_graph_train_batch(g, 1, &x, &labels, class_w, lr, adam_step, out);
 }
 
 int sf_graph_grad_step(sf_graph *g, const float *x, const uint16_t *labels, const float *class_w, double out[3])
 {
-  begin_count();
-  submit_load(g, x, labels, class_w);
-  sf_graph_submit_forward(g);
-  sf_graph_submit_loss(g);
-  sf_graph_submit_backward(g);
-  sf_dist_cache_flush();
-  end_count(g, 0);
-  return finish(g, out);
+  return sf_graph_grad_batch(g, 1, &x, &labels, class_w, out);
 }
 
 int sf_graph_eval(sf_graph *g, const float *x, const uint16_t *labels, const float *class_w, double out[4])
 {
   begin_count();
-  submit_load(g, x, labels, class_w);
+  submit_sample(g, x, labels);
+  submit_class_weights(g, class_w);
   sf_graph_submit_forward(g);
-  sf_graph_submit_loss(g);
+  sf_graph_submit_loss(g, 0);
   for (int k = 0; k < g->S; k++)
     insert_task_dice_hard_partial(&g->opt_crit, g->dice_part[k], g->logits.slab[k], g->lab.slab[k], g->K);
   insert_task_sum_d(&g->opt_crit, g->dice_acc, g->dice_part, g->S);
   sf_dist_cache_flush();
-  int rc = finish(g, out);
+  int rc = finish(g, 1, out);
   if (g->me == g->root) {
     sf_handle_acquire(g->dice_acc, 0);
     out[3] = sf_dice_hard_finalize(g->dice_acc_buf, g->K);
@@ -124,7 +167,7 @@ void sf_graph_forward(sf_graph *g, const float *x, float *logits)
     insert_task_sample_load(o, g->in.slab[k], x + v0 * g->cin0, nv * g->cin0 * sizeof(float));
   }
   sf_graph_submit_forward(g);
-  starpu_task_wait_for_all();
+  sf_runtime_wait_all();
   sf_tensor_acquire(&g->logits, 0);
   memcpy(logits, g->logits.data, sf_tensor_voxels(&g->logits) * g->K * sizeof(float));
   sf_tensor_release(&g->logits);

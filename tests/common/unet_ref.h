@@ -18,6 +18,11 @@ void sf_unet_ref_forward(sf_unet_ref *r, const float *params, const float *x, fl
  * lab: (G,G,G) labels; cw: (K) class weights; out[0..2] = ce, soft fg dice, loss. */
 void sf_unet_ref_train_step(sf_unet_ref *r, const float *params, float *grads, const float *x,
                             const uint16_t *lab, const float *cw, double out[3], int use_naive);
+/* Forward + loss + backward for a batch of B samples x[b], lab[b] with upstream's batch loss (CE
+ * pooled over the batch, Dice averaged over it; scaffold/ops.h sf_loss_backward_batch_ref); grads
+ * ACCUMULATED; out = the batch's ce, soft fg dice, loss. B = 1 is sf_unet_ref_train_step. */
+void sf_unet_ref_batch_step(sf_unet_ref *r, const float *params, float *grads, int B, const float *const *x,
+                            const uint16_t *const *lab, const float *cw, double out[3], int use_naive);
 /* The (G,G,G,K) logits of the last forward or train step (valid until the next call). */
 const float *sf_unet_ref_logits(const sf_unet_ref *r);
 

@@ -448,6 +448,19 @@ static void check_loss(size_t n, int K, int absent_class)
   sf_cuda_loss_backward(g_s, dg, dz, dlab, dcw, dacc, n, K, 0.37f);
   cmp_f("loss_backward", "fp32", shape, dg, g, n * K, 1e-5);
 
+  /* a batch (upstream's pooled CE): the pooled weight sum read on the device, the Dice term / batch */
+  double wsum = 0, *dws = dupd(acc0, 1);
+  for (int rep = 0; rep < 2; rep++) sf_loss_weight_sum_ref(&wsum, lab, cw, n, K); /* two "samples" */
+  double wsum_host = acc0[0];
+  sf_loss_weight_sum_ref(&wsum_host, lab, cw, n, K);
+  sf_cuda_loss_weight_sum(g_s, dws, dlab, dcw, n, K); /* adds to acc0[0] */
+  cmp_d("loss_weight_sum", "fp64 sum", shape, dws, &wsum_host, 1, 1e-12);
+  CK(cudaMemcpy(dws, &wsum, sizeof(double), cudaMemcpyHostToDevice));
+  sf_loss_backward_batch_ref(g, z, lab, cw, acc, wsum, 3, n, K, 1.0f);
+  sf_cuda_loss_backward_batch(g_s, dg, dz, dlab, dcw, dacc, dws, 3, n, K, 1.0f);
+  cmp_f("loss_backward_batch", "fp32", shape, dg, g, n * K, 1e-5);
+  cudaFree(dws);
+
   float *zq = hgrid(n * K, 5); /* ties for argmax */
   double *dacc3 = xmalloc(3 * (size_t)K * sizeof(double));
   for (int i = 0; i < 3 * K; i++) dacc3[i] = (double)(int)(10 * urand());

@@ -158,6 +158,8 @@ void gt_run_graph_hook(const gt_problem *p, int slabs, int determinism, int nste
   free(lab);
 }
 
+static void ref_optimizer(const gt_problem *p, gt_result *r, double lr, long step);
+
 void gt_run_ref(const gt_problem *p, int nsteps, double lr, gt_result *r)
 {
   const size_t n = p->u.total_params;
@@ -171,24 +173,120 @@ void gt_run_ref(const gt_problem *p, int nsteps, double lr, gt_result *r)
     memset(r->grads, 0, n * sizeof(float));
     double t0 = sf_now();
     sf_unet_ref_train_step(ref, r->params, r->grads, x, lab, p->cw, r->out[s], 0);
-    double sumsq = 0;
-    for (int q = 0; q < p->u.nparams; q++) { /* per tensor, as the graph does */
-      double part = 0;
-      sf_sumsq_partial(&part, r->grads + p->u.params[q].offset, p->u.params[q].numel);
-      sumsq += part;
-    }
-    float coef = sf_clip_coef(sumsq, SF_CLIP_MAX_NORM);
-    for (int q = 0; q < p->u.nparams; q++) {
-      size_t o = p->u.params[q].offset;
-      sf_adam_step(r->params + o, r->m + o, r->v + o, r->grads + o, p->u.params[q].numel, lr, SF_ADAM_BETA1,
-                   SF_ADAM_BETA2, SF_ADAM_EPS, s + 1, coef);
-    }
+    ref_optimizer(p, r, lr, s + 1);
     r->step_s[s] = sf_now() - t0;
   }
   r->nslabs = 1;
   sf_unet_ref_destroy(ref);
   free(x);
   free(lab);
+}
+
+/* Sample indices of step s: the batches before it took the first ones. */
+static int first_sample(const int *batch, int s)
+{
+  int i = 0;
+  for (int t = 0; t < s; t++) i += batch[t];
+  return i;
+}
+
+static int max_batch(const int *batch, int nsteps)
+{
+  int m = 1;
+  for (int s = 0; s < nsteps; s++) m = batch[s] > m ? batch[s] : m;
+  return m;
+}
+
+/* n samples from index i0 into freshly allocated arrays. */
+static void batch_samples(const gt_problem *p, int i0, int n, float **x, uint16_t **lab)
+{
+  for (int b = 0; b < n; b++) {
+    x[b] = sf_malloc(p->nvox * 3 * sizeof(float), "sample");
+    lab[b] = sf_malloc(p->nvox * sizeof(uint16_t), "labels");
+    gt_sample(p, i0 + b, x[b], lab[b]);
+  }
+}
+
+static void free_samples(int n, float **x, uint16_t **lab)
+{
+  for (int b = 0; b < n; b++) {
+    free(x[b]);
+    free(lab[b]);
+  }
+}
+
+void gt_run_graph_batches(const gt_problem *p, int slabs, int determinism, int nsteps, const int *batch, double lr,
+                          gt_result *r)
+{
+  const size_t n = p->u.total_params;
+  const int bmax = max_batch(batch, nsteps);
+  SF_ASSERT(nsteps <= GT_MAX_STEPS && bmax <= GT_MAX_BATCH);
+  gt_result_alloc(r, n);
+  float *params = sf_malloc(n * sizeof(float), "graph parameters");
+  memcpy(params, p->params0, n * sizeof(float));
+  sf_config c;
+  sf_config_init(&c);
+  c.slabs = slabs;
+  c.more_determinism = determinism;
+  c.local_batch_size = bmax;
+  char err[512];
+  sf_graph *g = sf_graph_create(&p->u, &c, params, err, sizeof err);
+  if (!g) SF_ABORT("sf_graph_create: %s", err);
+  r->nslabs = sf_graph_nslabs(g);
+  for (int s = 0; s < nsteps; s++) {
+    float *x[GT_MAX_BATCH];
+    uint16_t *lab[GT_MAX_BATCH];
+    batch_samples(p, first_sample(batch, s), batch[s], x, lab);
+    double t0 = sf_now();
+    sf_graph_train_batch(g, batch[s], (const float *const *)x, (const uint16_t *const *)lab, p->cw, lr, s + 1,
+                         r->out[s]);
+    r->step_s[s] = sf_now() - t0;
+    free_samples(batch[s], x, lab);
+  }
+  gt_result_take_state(g, r, n);
+  sf_graph_destroy(g);
+  sf_config_free(&c);
+  free(params);
+}
+
+/* clip_grad_norm_(SF_CLIP_MAX_NORM) + Adam on the host, per tensor as the graph's tasks. */
+static void ref_optimizer(const gt_problem *p, gt_result *r, double lr, long step)
+{
+  double sumsq = 0;
+  for (int q = 0; q < p->u.nparams; q++) {
+    double part = 0;
+    sf_sumsq_partial(&part, r->grads + p->u.params[q].offset, p->u.params[q].numel);
+    sumsq += part;
+  }
+  float coef = sf_clip_coef(sumsq, SF_CLIP_MAX_NORM);
+  for (int q = 0; q < p->u.nparams; q++) {
+    size_t o = p->u.params[q].offset;
+    sf_adam_step(r->params + o, r->m + o, r->v + o, r->grads + o, p->u.params[q].numel, lr, SF_ADAM_BETA1,
+                 SF_ADAM_BETA2, SF_ADAM_EPS, step, coef);
+  }
+}
+
+void gt_run_ref_batches(const gt_problem *p, int nsteps, const int *batch, double lr, gt_result *r)
+{
+  const size_t n = p->u.total_params;
+  SF_ASSERT(nsteps <= GT_MAX_STEPS && max_batch(batch, nsteps) <= GT_MAX_BATCH);
+  gt_result_alloc(r, n);
+  memcpy(r->params, p->params0, n * sizeof(float));
+  sf_unet_ref *ref = sf_unet_ref_create(&p->u);
+  for (int s = 0; s < nsteps; s++) {
+    float *x[GT_MAX_BATCH];
+    uint16_t *lab[GT_MAX_BATCH];
+    batch_samples(p, first_sample(batch, s), batch[s], x, lab);
+    memset(r->grads, 0, n * sizeof(float));
+    double t0 = sf_now();
+    sf_unet_ref_batch_step(ref, r->params, r->grads, batch[s], (const float *const *)x,
+                           (const uint16_t *const *)lab, p->cw, r->out[s], 0);
+    ref_optimizer(p, r, lr, s + 1);
+    r->step_s[s] = sf_now() - t0;
+    free_samples(batch[s], x, lab);
+  }
+  r->nslabs = 1;
+  sf_unet_ref_destroy(ref);
 }
 
 static int same_bits(const char *name, const float *a, const float *b, size_t n)

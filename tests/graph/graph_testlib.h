@@ -1,7 +1,7 @@
 /* Shared helpers of the task-graph tests (tests/graph): a small U-Net problem with deterministic
  * samples, StarPU start/stop with a chosen scheduler and worker count (each process gets its own
- * STARPU_HOME temp dir), N training steps through the graph, and the same N steps through the
- * sequential reference (sf_unet_ref_train_step + clip + Adam). */
+ * STARPU_HOME temp dir), N training steps (single samples or batches) through the graph, and the
+ * same N steps through the sequential reference (sf_unet_ref_train_step / _batch_step + clip + Adam). */
 #ifndef SF_GRAPH_TESTLIB_H
 #define SF_GRAPH_TESTLIB_H
 
@@ -48,6 +48,13 @@ void gt_run_graph_hook(const gt_problem *p, int slabs, int determinism, int nste
                        gt_step_hook after_step, void *ctx);
 /* The same with the sequential reference network. */
 void gt_run_ref(const gt_problem *p, int nsteps, double lr, gt_result *r);
+/* nsteps training steps on batches (local_batch_size = the largest): step s takes batch[s] samples,
+ * the next ones in order (sample 0 first). Through the graph (sf_graph_train_batch), and through the
+ * reference (sf_unet_ref_batch_step + the same clip + Adam on the host). */
+#define GT_MAX_BATCH 8
+void gt_run_graph_batches(const gt_problem *p, int slabs, int determinism, int nsteps, const int *batch, double lr,
+                          gt_result *r);
+void gt_run_ref_batches(const gt_problem *p, int nsteps, const int *batch, double lr, gt_result *r);
 /* Zeroed result arrays for n parameters; free with gt_result_free. */
 void gt_result_alloc(gt_result *r, size_t n);
 void gt_result_free(gt_result *r);

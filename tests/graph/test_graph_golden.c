@@ -6,7 +6,10 @@
  * (update error <= 1e-3 lr wherever |g| >= 1e-6 and |g| >= 1e-4 of the tensor's max |g|: there the
  * gradient's relative error is small and Adam's first step g/(|g|+eps) is well-conditioned; elsewhere
  * a gradient within tolerance may still flip sign and move the weight by 2 lr) and, after the
- * update, PyTorch's loss (<= 1e-4).
+ * update, PyTorch's loss (<= 1e-4). A fixture of a batch (unet_ps4_b<B>.bin: config.batch = B) takes
+ * one step on the whole batch (sf_graph_train_batch: CE pooled over the batch, Dice averaged over
+ * it), and its loss after the update is the mean of the samples' evaluated losses (PyTorch's is the
+ * batch's: the same up to the CE pooling, so that check compares the Dice term only).
  * Usage: test_graph_golden unet_ps4.bin slabs */
 #include <math.h>
 #include <stdlib.h>
@@ -41,12 +44,23 @@ int main(int argc, char **argv)
     return 1;
   }
   int E = U.edge[0], K = U.n_classes;
+  int B = sf_golden_find(G, "config.batch") ? sf_golden_int(G, "config.batch") : 1;
   size_t nvox = (size_t)E * E * E, P = U.total_params;
-  float *x = malloc(nvox * 3 * sizeof(float));
-  sf_golden_ncdhw_to_ndhwc(x, sf_golden_f32(G, "x", NULL), 3, E, E, E);
+  int64_t xshape[5] = {B, 3, E, E, E}, lshape[4] = {B, E, E, E};
+  sf_golden_expect_shape(G, "x", 5, xshape);
+  sf_golden_expect_shape(G, "lab", 4, lshape);
+  float *x = malloc((size_t)B * nvox * 3 * sizeof(float));
+  const float *xg = sf_golden_f32(G, "x", NULL);
+  for (int b = 0; b < B; b++) sf_golden_ncdhw_to_ndhwc(x + b * nvox * 3, xg + b * nvox * 3, 3, E, E, E);
   const int32_t *lab32 = sf_golden_i32(G, "lab", NULL);
-  uint16_t *lab = malloc(nvox * sizeof(uint16_t));
-  for (size_t i = 0; i < nvox; i++) lab[i] = (uint16_t)lab32[i];
+  uint16_t *lab = malloc((size_t)B * nvox * sizeof(uint16_t));
+  for (size_t i = 0; i < (size_t)B * nvox; i++) lab[i] = (uint16_t)lab32[i];
+  const float *xs[B];
+  const uint16_t *labs[B];
+  for (int b = 0; b < B; b++) {
+    xs[b] = x + b * nvox * 3;
+    labs[b] = lab + b * nvox;
+  }
   const float *cw = sf_golden_f32(G, "cw", NULL);
   double lr = sf_golden_double(G, "step.lr");
   float *params = sf_golden_load_arena(G, &U, "param.");
@@ -59,16 +73,17 @@ int main(int argc, char **argv)
   sf_config c;
   sf_config_init(&c);
   c.slabs = slabs;
+  c.local_batch_size = B;
   sf_graph *g = sf_graph_create(&U, &c, params, err, sizeof err);
   if (!g) {
     fprintf(stderr, "FAIL sf_graph_create: %s\n", err);
     return 1;
   }
-  printf("%s: ps %d, base %d, K %d, %zu parameters, %d slabs, 2 workers (eager)\n", argv[1], U.problem_scale,
-         U.base_channels, K, P, sf_graph_nslabs(g));
+  printf("%s: ps %d, base %d, K %d, %zu parameters, batch %d, %d slabs, 2 workers (eager)\n", argv[1],
+         U.problem_scale, U.base_channels, K, P, B, sf_graph_nslabs(g));
 
   double out[3], out_after[4];
-  sf_graph_train_step(g, x, lab, cw, lr, 1, out);
+  sf_graph_train_batch(g, B, xs, labs, cw, lr, 1, out);
   sf_golden_check_loss_terms("loss of the step", out, sf_golden_f64(G, "loss", NULL), 1e-5);
   double norm = sf_graph_last_grad_norm(g), want_norm = sf_golden_double(G, "step.total_norm");
   SF_CHECK(fabs(norm - want_norm) <= 1e-5 * want_norm, "gradient norm: got %.9g want %.9g", norm, want_norm);
@@ -87,8 +102,19 @@ int main(int argc, char **argv)
   free(ill);
   sf_graph_release_state(g);
 
-  sf_graph_eval(g, x, lab, cw, out_after);
-  sf_golden_check_loss_terms("loss after the update", out_after, sf_golden_f64(G, "step.loss", NULL), 1e-4);
+  if (B == 1) {
+    sf_graph_eval(g, x, lab, cw, out_after);
+    sf_golden_check_loss_terms("loss after the update", out_after, sf_golden_f64(G, "step.loss", NULL), 1e-4);
+  } else { /* eval is per sample: the batch's Dice is their mean (its CE pools, so only Dice compares) */
+    double dice = 0;
+    for (int b = 0; b < B; b++) {
+      sf_graph_eval(g, xs[b], labs[b], cw, out_after);
+      dice += out_after[1] / B;
+    }
+    double want = sf_golden_f64(G, "step.loss", NULL)[1];
+    SF_CHECK(fabs(dice - want) <= 1e-4 * fabs(want), "soft Dice after the update, mean over the batch: got %.9g want %.9g",
+             dice, want);
+  }
 
   sf_graph_destroy(g);
   sf_config_free(&c);

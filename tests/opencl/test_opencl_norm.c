@@ -1,6 +1,7 @@
 /* OpenCL GroupNorm (stats, forward +/- ReLU, backward stats, backward reduce with dgamma/dbeta,
- * backward data), ReLU, MaxPool (ties and a NaN), concat, loss partial / backward and hard Dice
- * against the CPU reference, run as StarPU tasks on the OpenCL worker over uneven depth slabs of odd
+ * backward data), ReLU, MaxPool (ties and a NaN), concat, loss partial / backward, a batch's CE
+ * weight sum and its loss backward (pooled weight sum, batch of 3), and hard Dice against the CPU
+ * reference, run as StarPU tasks on the OpenCL worker over uneven depth slabs of odd
  * sizes. Partial-sum buffers start as garbage (the launchers must overwrite them). 1e-5 relative;
  * selections (MaxPool, concat, argmax counts) must match exactly. */
 #include <math.h>
@@ -26,6 +27,7 @@ OCL_CODELET(c_cat_fwd, sf_concat_fwd_opencl);
 OCL_CODELET(c_cat_bwd, sf_concat_bwd_opencl);
 OCL_CODELET(c_loss, sf_loss_partial_opencl);
 OCL_CODELET(c_loss_bwd, sf_loss_bwd_opencl);
+OCL_CODELET(c_loss_wsum, sf_loss_wsum_opencl);
 OCL_CODELET(c_dice, sf_dice_hard_partial_opencl);
 
 static const enum starpu_data_access_mode R = STARPU_R, Wm = STARPU_W;
@@ -266,7 +268,7 @@ static void test_loss_dice(uint64_t *seed)
     starpu_data_handle_t hp = hs[5 * k + 2] = ocl_vec(part[k], NA, 8);
     starpu_data_handle_t hd = hs[5 * k + 3] = ocl_vec(dpart[k], 3 * K, 8);
     starpu_data_handle_t hdz = hs[5 * k + 4] = ocl_block(dz + o * K, W * K, H, depths[k], 4);
-    sf_loss_args la = {K, scale};
+    sf_loss_args la = {K, scale, 1, 0};
     sf_dice_args da = {K};
     starpu_data_handle_t b0[4] = {hp, hz, hl, hcw}, b1[5] = {hdz, hz, hl, hcw, hacc}, b2[3] = {hd, hz, hl};
     enum starpu_data_access_mode m0[4] = {Wm, R, R, R}, m1[5] = {Wm, R, R, R, R}, m2[3] = {Wm, R, R};
@@ -289,6 +291,47 @@ static void test_loss_dice(uint64_t *seed)
   free(z), free(cw), free(lab), free(dzref), free(dz);
 }
 
+/* A batch's pooled CE weight sum over two label slabs (written, then added to: exactly the CPU's
+ * sums) and the batch loss backward of one sample with it (batch 3) */
+static void test_loss_batch(uint64_t *seed)
+{
+  enum { D = 4, H = 3, W = 5, K = 3, NA = 2 + 3 * K, B = 3 };
+  const size_t n = (size_t)D * H * W;
+  float *z = ocl_floats(n * K, seed, -3, 3), *cw = ocl_floats(K, seed, 0.5f, 50);
+  uint16_t *lab = sf_malloc(n * 2, "labels");
+  for (size_t i = 0; i < n; i++) lab[i] = (uint16_t)((i * 5 + i / 7) % K);
+  double acc[NA] = {0}, want = 0, wsum = 1e30;
+  sf_loss_partial_ref(acc, z, lab, cw, n, K);
+  sf_loss_weight_sum_ref(&want, lab, cw, n, K);     /* the first "sample": the whole volume */
+  sf_loss_weight_sum_ref(&want, lab, cw, n / 2, K); /* the second: its first half */
+  double wref = 1.5 * acc[1];                       /* a pooled sum larger than the sample's own */
+  float *dzref = calloc(n * K, 4), *dz = calloc(n * K, 4);
+  sf_loss_backward_batch_ref(dzref, z, lab, cw, acc, wref, B, n, K, 1.0f);
+  starpu_data_handle_t hw = ocl_vec(&wsum, 1, 8), hcw = ocl_vec(cw, K, 4), hl = ocl_block(lab, W, H, D, 2);
+  starpu_data_handle_t hl2 = ocl_block(lab, W, H, D / 2, 2);
+  sf_loss_args wa = {K, 1.0f, 1, 0}, wadd = {K, 1.0f, 1, 1};
+  starpu_data_handle_t b0[3] = {hw, hl, hcw}, b1[3] = {hw, hl2, hcw};
+  enum starpu_data_access_mode m0[3] = {Wm, R, R}, m1[3] = {STARPU_RW, R, R};
+  ocl_submit(&c_loss_wsum, &wa, sizeof wa, 3, b0, m0);
+  ocl_submit(&c_loss_wsum, &wadd, sizeof wadd, 3, b1, m1);
+  starpu_data_handle_t hv[4] = {hw, hcw, hl, hl2};
+  ocl_unregister(4, hv);
+  sf_check_close_d("loss_wsum (written, then added to)", &wsum, &want, 1, 0.0);
+  wsum = wref;
+  hw = ocl_vec(&wsum, 1, 8);
+  hcw = ocl_vec(cw, K, 4);
+  hl = ocl_block(lab, W, H, D, 2);
+  starpu_data_handle_t hz = ocl_block(z, W * K, H, D, 4), hdz = ocl_block(dz, W * K, H, D, 4), hacc = ocl_vec(acc, NA, 8);
+  sf_loss_args ba = {K, 1.0f, B, 0};
+  starpu_data_handle_t b2[6] = {hdz, hz, hl, hcw, hacc, hw};
+  enum starpu_data_access_mode m2[6] = {Wm, R, R, R, R, R};
+  ocl_submit(&c_loss_bwd, &ba, sizeof ba, 6, b2, m2);
+  starpu_data_handle_t hv2[6] = {hdz, hz, hl, hcw, hacc, hw};
+  ocl_unregister(6, hv2);
+  sf_check_close_f("loss_bwd of a batch of 3 (pooled weight sum)", dz, dzref, n * K, RTOL);
+  free(z), free(cw), free(lab), free(dzref), free(dz);
+}
+
 int main(void)
 {
   int rc = ocl_begin("ocl_norm");
@@ -301,6 +344,7 @@ int main(void)
   test_maxpool(&seed);
   test_concat(&seed);
   test_loss_dice(&seed);
+  test_loss_batch(&seed);
   printf("tasks ran in %.2f s\n", sf_now() - t0);
   ocl_end();
   return sf_test_end();

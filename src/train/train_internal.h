@@ -1,0 +1,69 @@
+/* Private state of the training loop (scaffold/trainer.h), shared by trainer.c (the epoch loop),
+ * train_step.c (one optimizer step, warm-up, the per-run context) and train_resume.c (checkpoints,
+ * resume, the train_stats.csv set-up). */
+#ifndef SF_TRAIN_INTERNAL_H
+#define SF_TRAIN_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "epoch_log.h"
+#include "scaffold/trainer.h"
+
+/* Everything one sf_train / sf_train_warmup call works with. */
+typedef struct {
+  const sf_train_setup *s;
+  const sf_config *c;
+  sf_graph *g;
+  size_t N;                 /* parameters */
+  int B;                    /* local batch size */
+  int n_train, n_val, per;  /* per = training samples per replica per epoch */
+  float **x;                /* B samples (G,G,G,cin) */
+  uint16_t **lab;           /* B label volumes (G,G,G) */
+  int *order;
+  sf_ckpt_state st;
+  char *ckpt_dir, *last_path, *best_path, *csv_path;
+  int tty;
+  int R, rep;               /* replicas and this rank's replica (1, 0 in a single process) */
+  int contrib;              /* 1: this rank's sums count in the global ones (shard 0 of its replica) */
+  int check_replicas;       /* SF_CHECK_REPLICAS=1: parameters compared across ranks after each step */
+  long checked;             /* steps whose parameters were compared */
+  long saved_epoch;         /* last epoch whose end was checkpointed (-1: none this run) */
+  sf_epoch_log elog;         /* upstream's per-epoch line and minibatch medians (epoch_log.c) */
+} sf_tctx;
+
+/* What one optimizer step returns. */
+typedef struct {
+  double loss, dice, ce;    /* the batch's loss, soft Dice and CE times its sample count */
+  double flops;
+  double norm;              /* gradient norm before clipping */
+  int ok;                   /* loss finite */
+} sf_step_out;
+
+/* ---- train_step.c ---- */
+void sf_tctx_init(sf_tctx *t, const sf_train_setup *s);
+void sf_tctx_free(sf_tctx *t);
+/* Loads sample i of split into batch slot b (dies with a message on a read error). */
+void sf_train_load_sample(sf_tctx *t, sf_split split, int i, int slot);
+/* One optimizer step on the samples idx[0..b-1] with lr at Adam step adam_step. */
+void sf_train_batch_step(sf_tctx *t, const int *idx, int b, double lr, long adam_step, sf_step_out *o);
+/* SF_CHECK_REPLICAS=1: dies unless the parameters are bitwise identical on every rank. */
+void sf_train_check_replicas(sf_tctx *t, const char *phase, long step);
+/* Warm-up with rollback (spec §6.10); returns its seconds. */
+double sf_train_run_warmup(sf_tctx *t);
+
+/* ---- train_resume.c ---- */
+/* The checkpoint directory, stale temporary files, resume (or not) from a checkpoint and
+ * train_stats.csv (truncated to the restored epochs, or fresh); r gets the restored rows' totals.
+ * Returns 0, or -1 with r->status and r->error set. */
+int sf_train_resume_setup(sf_tctx *t, sf_train_result *r);
+/* Writes checkpoint_last (and checkpoint_best on a new strict minimum of val_loss_avg when
+ * consider_best). Returns 0 or -1 (message printed); every rank gets the same answer. */
+int sf_train_save_checkpoint(sf_tctx *t, int consider_best);
+/* SIGINT/SIGTERM inside an epoch: rank 0 appends the epoch's partial row; note says what happened. */
+void sf_train_write_partial_row(sf_tctx *t, long epoch, int steps_done, long opt_steps, double loss_sum,
+                                double dice_sum, double nsamp, char *note, size_t len);
+/* r->status = status, r->error = the message. */
+void sf_train_fail(sf_train_result *r, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,174 @@
+/* One optimizer step of `scaffold benchmark` and what surrounds it (scaffold/trainer.h): the per-run
+ * context, sample loading, the step itself (a batch of local_batch_size samples through the task
+ * graph: upstream's pooled CE and mean Dice, one clip + Adam, all as tasks; scaffold/graph.h), the
+ * replica check of SF_CHECK_REPLICAS=1, the learning rate of an epoch, and the warm-up with
+ * rollback (spec §6.10). */
+#include <string.h>
+#include <unistd.h>
+
+#include "scaffold/common.h"
+#include "scaffold/dist.h"
+#include "scaffold/fsutil.h"
+#include "scaffold/lr_schedule.h"
+#include "scaffold/ops.h"
+#include "scaffold/signals.h"
+#include "scaffold/tasks.h"
+#include "scaffold/trace.h"
+#include "train_internal.h"
+
+void sf_train_install_signals(void) { sf_signals_install(); }
+
+int sf_train_stop_requested(void) { return sf_stop_requested(); }
+
+double sf_train_lr(const sf_config *c, long sched_steps)
+{
+  if (c->disable_scheduler) return c->starting_learning_rate;
+  return sf_cosine_warm_restart_lr(sched_steps, c->starting_learning_rate, c->min_learning_rate, c->T_0, c->T_mult);
+}
+
+void sf_tctx_init(sf_tctx *t, const sf_train_setup *s)
+{
+  memset(t, 0, sizeof *t);
+  t->s = s;
+  t->c = s->cfg;
+  t->g = s->graph;
+  t->N = s->unet->total_params;
+  t->B = (int)s->cfg->local_batch_size;
+  t->n_train = s->data->n_train;
+  t->n_val = s->data->n_val;
+  t->R = sf_dist_replicas();
+  t->rep = sf_dist_replica();
+  t->contrib = sf_dist_shard() == 0;
+  const char *chk = getenv("SF_CHECK_REPLICAS");
+  t->check_replicas = chk && !strcmp(chk, "1");
+  t->per = sf_sampler_per_replica(t->n_train, t->R);
+  size_t G = (size_t)s->data->grid, vox = G * G * G;
+  t->x = sf_calloc((size_t)t->B, sizeof *t->x, "batch images");
+  t->lab = sf_calloc((size_t)t->B, sizeof *t->lab, "batch labels");
+  for (int b = 0; b < t->B; b++) {
+    t->x[b] = sf_aligned_alloc(vox * (size_t)s->unet->in_channels * sizeof(float), "sample image");
+    t->lab[b] = sf_aligned_alloc(vox * sizeof(uint16_t), "sample labels");
+  }
+  t->order = sf_malloc((size_t)(t->per > 0 ? t->per : 1) * sizeof *t->order, "sampler order");
+  sf_ckpt_state_init(&t->st, s->unet);
+  t->ckpt_dir = sf_path_join(s->run_dir, s->cfg->checkpoint_dir);
+  t->last_path = sf_path_join(t->ckpt_dir, "checkpoint_last.bin");
+  t->best_path = sf_path_join(t->ckpt_dir, "checkpoint_best.bin");
+  t->csv_path = sf_path_join(s->run_dir, "train_stats.csv");
+  t->tty = isatty(2) && sf_dist_is_root();
+  t->saved_epoch = -1;
+}
+
+void sf_tctx_free(sf_tctx *t)
+{
+  for (int b = 0; b < t->B; b++) {
+    free(t->x[b]);
+    free(t->lab[b]);
+  }
+  free(t->x);
+  free(t->lab);
+  free(t->order);
+  free(t->ckpt_dir);
+  free(t->last_path);
+  free(t->best_path);
+  free(t->csv_path);
+}
+
+void sf_train_load_sample(sf_tctx *t, sf_split split, int i, int slot)
+{
+  char err[1024];
+  if (sf_dataset_load(t->s->data, split, i, t->x[slot], t->lab[slot], err, sizeof err) != 0)
+    sf_die(SF_EXIT_FAILURE, "loading %s sample %d: %s", split == SF_SPLIT_TRAIN ? "training" : "validation", i, err);
+}
+
+void sf_train_batch_step(sf_tctx *t, const int *idx, int b, double lr, long adam_step, sf_step_out *o)
+{
+  memset(o, 0, sizeof *o);
+  for (int k = 0; k < b; k++) sf_train_load_sample(t, SF_SPLIT_TRAIN, idx[k], k);
+  double out[3];
+  int rc = sf_graph_train_batch(t->g, b, (const float *const *)t->x, (const uint16_t *const *)t->lab,
+                                t->s->class_w, lr, adam_step, out);
+  o->flops = sf_tasks_flops_counter();
+  o->ce = out[0] * b; /* the batch means, as sums over its samples (upstream: batch mean x batch size) */
+  o->dice = out[1] * b;
+  o->loss = out[2] * b;
+  o->norm = sf_graph_last_grad_norm(t->g);
+  o->ok = rc == 0;
+}
+
+void sf_train_check_replicas(sf_tctx *t, const char *phase, long step)
+{
+  if (!t->check_replicas || !sf_dist_active()) return;
+  char msg[4096];
+  sf_graph_acquire_state(t->g, 0);
+  int rc = sf_dist_check_identical(sf_graph_params(t->g), t->N * sizeof(float), msg, sizeof msg);
+  sf_graph_release_state(t->g);
+  if (rc != 0) sf_die(SF_EXIT_FAILURE, "replica check: the parameters differ across ranks after %s step %ld: %s", phase,
+                      step, msg);
+  t->checked++;
+}
+
+/* Parameters and Adam moments to buf (3 N floats), or back from it (restore). */
+static void snapshot(sf_tctx *t, float *buf, int restore)
+{
+  sf_graph_acquire_state(t->g, restore);
+  float *a[3] = {sf_graph_params(t->g), sf_graph_adam_m(t->g), sf_graph_adam_v(t->g)};
+  for (int i = 0; i < 3; i++) {
+    if (restore) memcpy(a[i], buf + i * t->N, t->N * sizeof(float));
+    else memcpy(buf + i * t->N, a[i], t->N * sizeof(float));
+  }
+  sf_graph_release_state(t->g);
+}
+
+double sf_train_run_warmup(sf_tctx *t)
+{
+  const sf_config *c = t->c;
+  int steps = sf_sampler_steps(t->n_train, t->R, t->B);
+  int nb = (int)(c->warmup_batches < steps ? c->warmup_batches : steps);
+  if (nb <= 0) return 0;
+  double t0 = sf_now(), tr0 = sf_trace_now();
+  float *saved = sf_aligned_alloc(3 * t->N * sizeof(float), "warm-up snapshot");
+  snapshot(t, saved, 0);
+  sf_sampler_train_order(t->n_train, t->R, t->rep, 0, t->order);
+  double lr = sf_train_lr(c, 0);
+  sf_step_out o;
+  int bad = 0;
+  for (int k = 0; k < nb; k++) {
+    int b = t->per - k * t->B < t->B ? t->per - k * t->B : t->B;
+    sf_train_batch_step(t, t->order + (size_t)k * t->B, b, lr, k + 1, &o);
+    bad += !o.ok;
+    sf_train_check_replicas(t, "warm-up", k + 1);
+    sf_trace_collect();
+  }
+  /* one more step for the ragged final batch size, if warm-up did not reach it */
+  int ragged = t->per % t->B;
+  if (ragged && nb < steps) {
+    sf_train_batch_step(t, t->order + (size_t)(steps - 1) * t->B, ragged, lr, nb + 1, &o);
+    bad += !o.ok;
+    sf_trace_collect();
+  }
+  int nv = (int)(c->warmup_batches < t->n_val ? c->warmup_batches : t->n_val);
+  for (int i = 0; i < nv; i++) {
+    double out[4];
+    sf_train_load_sample(t, SF_SPLIT_VAL, i, 0);
+    sf_graph_eval(t->g, t->x[0], t->lab[0], t->s->class_w, out);
+    sf_trace_collect();
+  }
+  snapshot(t, saved, 1);
+  free(saved);
+  if (bad) sf_warn("warm-up: %d step(s) had a non-finite loss (rolled back; training proper checks again)", bad);
+  double secs = sf_now() - t0;
+  sf_trace_span("warm-up (rolled back)", "phase", tr0, sf_trace_now());
+  sf_info("Done warmup. Took %.2fs (%d training step(s)%s, %d validation sample(s); parameters, Adam state and "
+          "step counter restored)", secs, nb + (ragged && nb < steps), ragged && nb < steps ? " incl. ragged" : "", nv);
+  return secs;
+}
+
+double sf_train_warmup(const sf_train_setup *s)
+{
+  sf_tctx t;
+  sf_tctx_init(&t, s);
+  double secs = sf_train_run_warmup(&t);
+  sf_tctx_free(&t);
+  return secs;
+}
