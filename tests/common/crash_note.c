@@ -86,6 +86,7 @@ static void put_long(long v)
   put(decimal(v, buf));
 }
 
+#ifdef SF_CRASH_NOTE_ASAN
 /* "PREFIX.PID" into buf (the file a sanitizer's log_path=PREFIX gives process PID); 0 if too long. */
 static int log_file(char *buf, size_t cap, const char *prefix, long pid)
 {
@@ -118,6 +119,7 @@ static void put_sanitizer_logs(long pid)
     put(" absent)");
   }
 }
+#endif
 
 static void on_fatal_signal(int sig)
 {
