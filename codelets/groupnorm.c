@@ -1,5 +1,5 @@
 /* StarPU glue for GroupNorm (+ fused ReLU), exact over the whole volume although the volume is split
- * into slabs (DESIGN.md §4): per-slab partial statistics (reduced in slab order by sum_d), per-slab
+ * into slabs (docs/architecture.md §5): per-slab partial statistics (reduced in slab order by sum_d), per-slab
  * normalize; backward per-slab partial sums, one reduce task that also writes dgamma/dbeta, then
  * per-slab dx. CPU = the kernels of codelets/cpu/groupnorm.c. */
 #include <string.h>

@@ -1,4 +1,4 @@
-/* The milabench-style measurement and scoring model (spec milabench.md, DESIGN.md §8).
+/* The milabench-style measurement and scoring model (spec milabench.md, docs/architecture.md §8).
  *
  * Part 1 is what `scaffold benchmark` calls while it trains:
  *   sf_bench_opts  the harness options of `scaffold benchmark` (--max-count, --out, --job-id, ...);

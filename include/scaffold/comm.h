@@ -1,4 +1,4 @@
-/* Communication algorithms of distributed training (src/comm, DESIGN.md §5): graph-level steps that
+/* Communication algorithms of distributed training (src/comm, docs/architecture.md §6): graph-level steps that
  * submit tasks (scaffold/tasks.h) and StarPU-MPI requests (scaffold/dist.h) but own no StarPU code
  * themselves. Layer: above the codelets and the runtime, below the training graph (src/train). */
 #ifndef SF_COMM_H

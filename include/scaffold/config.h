@@ -1,5 +1,5 @@
 /* Benchmark configuration: every upstream key (spec §1.3) with its default, plus our own keys
- * (DESIGN.md §1). Precedence: defaults < `-c` YAML file < `--set key=value` overrides.
+ * (docs/architecture.md §4). Precedence: defaults < `-c` YAML file < `--set key=value` overrides.
  * Every error (unknown key, wrong type, out-of-range value, list where a scalar is expected,
  * malformed YAML, missing file, ...) names the file and line, the key, the value and what was
  * expected, and exits with status 2 (SF_EXIT_USAGE). */
@@ -57,7 +57,7 @@ typedef struct sf_config {
   long dist;                        /* 1; must be true if present */
   long scale;                       /* 1; nothing else is valid */
   long datagen_batch_size;          /* 10000 (generate_fractals --datagen-batch-size) */
-  /* ---- ours (DESIGN.md §1) ---- */
+  /* ---- ours (docs/architecture.md §4) ---- */
   long unet_base_channels;          /* 64, as upstream */
   char *scheduler;                  /* "" = StarPU's default (STARPU_SCHED or lws) */
   long ncpu;                        /* -1 = StarPU's choice */

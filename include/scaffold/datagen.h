@@ -10,7 +10,7 @@
  * The category index of a class is its position in the sorted list of NNNNNN.csv names; the
  * first n_categories of them are the library's classes.
  *
- * RNG (DESIGN.md §2: our own xoshiro256** streams, not PCG64/numba): with s = config seed,
+ * RNG (docs/architecture.md §9: our own xoshiro256** streams, not PCG64/numba): with s = config seed,
  *   candidate `a` parameters: sf_rng_seed(s, sf_class_param_stream(a)), 26 draws U[-1,1) row-major
  *   candidate `a` points:     sf_ifs_points(..., s, sf_class_point_stream(a))
  *   instance (cat, inst):     sf_ifs_points(..., s, sf_instance_stream(cat, inst))

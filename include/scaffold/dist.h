@@ -1,4 +1,4 @@
-/* Distribution over MPI ranks (DESIGN.md §5, spec §6.9): `mpirun -np N scaffold benchmark -c CFG`.
+/* Distribution over MPI ranks (docs/architecture.md §6, spec §6.9): `mpirun -np N scaffold benchmark -c CFG`.
  * Ranks = replicas x spatial shards: rank r is shard (r % spatial_ranks) of replica
  * (r / spatial_ranks). A replica trains on its own share of every epoch (upstream's
  * DistributedSampler); the spatial_ranks shards of a replica own contiguous depth slabs of every

@@ -1,4 +1,4 @@
-/* The U-Net training step as a tiled StarPU task graph (DESIGN.md §4): every activation is a
+/* The U-Net training step as a tiled StarPU task graph (docs/architecture.md §5): every activation is a
  * slab-split StarPU block (scaffold/tensor.h), every op a task (scaffold/tasks.h). A step submits
  * sample loading, forward, loss, backward, the fixed-order reductions, gradient clipping and Adam
  * asynchronously, then waits once. All memory (activations, gradients, Adam moments, partial sums)

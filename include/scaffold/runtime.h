@@ -1,5 +1,5 @@
 /* The shared StarPU runtime: one starpu_init for the whole process, built from the config's
- * `scheduler`, `ncpu`, `ncuda` and `nopencl` keys (DESIGN.md §1), with OpenBLAS forced to one
+ * `scheduler`, `ncpu`, `ncuda` and `nopencl` keys (docs/architecture.md §4), with OpenBLAS forced to one
  * thread (StarPU workers supply the parallelism).
  *
  * Precedence: a key the config sets wins over StarPU's environment variable (STARPU_SCHED,

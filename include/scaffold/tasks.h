@@ -1,4 +1,4 @@
-/* Task insertion for every op of the U-Net step (DESIGN.md §3-4): the ONLY way model and training
+/* Task insertion for every op of the U-Net step (docs/architecture.md §1, §5): the ONLY way model and training
  * code submit work. Each insert_task_<op>_<dir> picks the codelet, the access modes, the flops
  * (STARPU_FLOPS), the task name and the priority, and submits asynchronously; dependencies follow
  * from the handles (StarPU's sequential consistency). No StarPU type appears here: data are opaque

@@ -1,4 +1,4 @@
-/* Activation tensors as StarPU data (DESIGN.md §4). A tensor is D x H x W x C (NDHWC, batch 1) in
+/* Activation tensors as StarPU data (docs/architecture.md §5). A tensor is D x H x W x C (NDHWC, batch 1) in
  * ONE allocation, split into depth slabs; slab k is its own StarPU 3D block handle registered as
  * block(nx = W*C, ny = H, nz = slab depth) on a slice of that allocation, so a slab and its halo
  * planes are contiguous. Slab boundaries are chosen at the coarsest (bottleneck) level and scaled by

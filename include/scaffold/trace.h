@@ -1,4 +1,4 @@
-/* Task trace of a run (config key `trace`, DESIGN.md §4): StarPU task profiling (no FxT needed)
+/* Task trace of a run (config key `trace`, docs/architecture.md §5): StarPU task profiling (no FxT needed)
  * gives each task's codelet, worker, start, end and declared flops. They are written as a
  * Chrome/Perfetto trace-event file (trace.json: "X" events with pid 0, tid = worker id, ts/dur in
  * microseconds, args {flops, codelet}; thread_name metadata naming each worker, e.g. "CPU 0"; the

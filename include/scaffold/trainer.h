@@ -1,4 +1,4 @@
-/* Training for `scaffold benchmark` (spec §6-7, DESIGN.md §7): everything around the task-graph
+/* Training for `scaffold benchmark` (spec §6-7, docs/architecture.md §7): everything around the task-graph
  * step (scaffold/graph.h) - the samplers, the epoch loop with validation, the learning-rate
  * schedule, warm-up with rollback, convergence and divergence checks, checkpoints and resume, and
  * the run directory's outputs (config copies, restart.sh, train_stats.csv, figures).

@@ -1,5 +1,5 @@
 /* `scaffold jobs PROFILE -o OUT [--repeat N] [--name T ...] [--devices N] [--no-cgroup]
- * [--dry-run] [-- overrides]`: runs a profile's suite (spec milabench.md §1, DESIGN.md §8). The
+ * [--dry-run] [-- overrides]`: runs a profile's suite (spec milabench.md §1, docs/architecture.md §8). The
  * loop is repeat outermost, then the tests in file order. Each run is `scaffold run` (which writes
  * a FAIL record if the benchmark dies). Partitions: per-device = N concurrent copies on disjoint
  * core sets chosen with hwloc (cgroup v2 cpuset when writable, else CPU binding), progression =

@@ -2,7 +2,7 @@
  * CLI flag and meaning. Defaults, YAML reading and writing, --set overrides, the -v listing, the
  * --help text and docs/config.md are all generated from it, so adding a key is one line here plus
  * its field in scaffold/config.h. Upstream keys and defaults: spec §1.3 (newest, 11e97acb); ours:
- * DESIGN.md §1. */
+ * docs/architecture.md §4. */
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>

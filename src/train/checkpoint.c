@@ -1,4 +1,4 @@
-/* Our checkpoint format (spec §6.8 semantics, DESIGN.md §7), little-endian:
+/* Our checkpoint format (spec §6.8 semantics, docs/architecture.md §7), little-endian:
  *
  *   0    magic "SFCKPT\x1a\n" (8 bytes)        8  u32 format version     12 u32 header bytes (256)
  *   16   code version, NUL-padded (32 bytes)

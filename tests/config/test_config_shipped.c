@@ -77,7 +77,7 @@ int main(void)
   sf_config_free(&yml);
   free(p);
 
-  /* quick.yml: the README job (DESIGN.md §1). */
+  /* quick.yml: the README job (docs/architecture.md §4). */
   sf_config q;
   p = sf_path_join(cfgdir, "quick.yml");
   load(&q, p);

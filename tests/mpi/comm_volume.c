@@ -124,7 +124,7 @@ static int check(void)
   /* configs/tiny.yml: ps 4, b 3, base 8, 3 classes + background, 8 groups, 3 input channels */
   if (build(&u, 4, 3, 8, 4, 8)) return 1;
   model_comm m = analyse(&u);
-  /* by hand (DESIGN.md §5 layout): fwd planes 16^2*3 + 16^2*8 + 8^2*8 + 8^2*16 + 16^2*16 + 16^2*8,
+  /* by hand (docs/architecture.md §6 layout): fwd planes 16^2*3 + 16^2*8 + 8^2*8 + 8^2*16 + 16^2*16 + 16^2*8,
    * bwd 16^2*8 + 8^2*16 + 8^2*16 + 16^2*8 + 16^2*8 */
   double fwd = 256.0 * 3 + 256 * 8 + 64 * 8 + 64 * 16 + 256 * 16 + 256 * 8, bwd = 256.0 * 8 + 64 * 16 * 2 + 256 * 8 * 2;
   if (m.halo_fwd != fwd || m.halo_bwd != bwd) {
