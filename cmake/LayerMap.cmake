@@ -71,14 +71,14 @@ set(SF_LAYER_datagen_HEADERS datagen dataset mt19937)
 set(SF_LAYER_datagen_USES datagen runtime config util)
 set(SF_LAYER_datagen_STARPU ON)
 
-# train -> kernels: host-side arithmetic on reduced values (graph_step.c: sf_loss_finalize,
-# sf_dice_hard_finalize; trainer.c's host optimizer path: sf_clip_coef, sf_adam_step).
-# train -> StarPU: graph.c and graph_step.c still include <starpu.h>; set _STARPU OFF once they use the
-# runtime's wrappers only.
+# train -> kernels: host-side arithmetic on reduced scalars after a step's wait (graph_step.c:
+# sf_loss_finalize_batch, sf_dice_hard_finalize) and the kernels' constants (SF_CLIP_MAX_NORM, Adam's
+# betas). The optimizer itself runs as tasks only. No StarPU: the graph and the trainer call the
+# insert-task helpers and the runtime's wrappers (sf_runtime_*, sf_tensor_*, sf_dist_*).
 set(SF_LAYER_train_DIRS src/train)
 set(SF_LAYER_train_HEADERS graph trainer lr_schedule)
 set(SF_LAYER_train_USES train comm codelets model datagen runtime config kernels util)
-set(SF_LAYER_train_STARPU ON)
+set(SF_LAYER_train_STARPU OFF)
 
 # harness -> StarPU: machine.c reads the StarPU version from <starpu_config.h> for the machine record.
 set(SF_LAYER_harness_DIRS src/bench)
