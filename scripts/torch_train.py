@@ -299,18 +299,19 @@ def warmup(tr, case, vols, masks, vvols, vmasks):
     return time.perf_counter() - t0, len(todo)
 
 
-def train_worker(case):
-    """One train-to-target run (case from torch_reference.py); prints 'SFREF <json>'. Exit 0."""
-    import json
-    t_proc = time.perf_counter()
-    import torch
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from torch_unet import UNet, unet_forward_flops
-    t_import = time.perf_counter() - t_proc
+class RunError(Exception):
+    """A run that cannot go on: the message, and the exit status (2 dataset/usage, 1 diverged)."""
+
+    def __init__(self, msg, status):
+        super().__init__(msg)
+        self.status = status
+
+
+def setup_torch(case, torch):
+    """Threads, cudnn.benchmark, TF32; returns (memory-format name, torch memory format)."""
     dev = case["device"]
     if dev == "cuda" and not torch.cuda.is_available():
-        print("torch_reference: --device cuda, but torch %s sees no CUDA device" % torch.__version__, file=sys.stderr)
-        return 2
+        raise RunError("--device cuda, but torch %s sees no CUDA device" % torch.__version__, 2)
     if case["threads"]:
         torch.set_num_threads(case["threads"])
     if dev == "cuda":
@@ -320,106 +321,112 @@ def train_worker(case):
     mf = case["memory_format"]
     if mf == "auto":
         mf = "channels_last" if dev == "cuda" else "contiguous"
-    fmt = torch.channels_last_3d if mf == "channels_last" else torch.contiguous_format
-    ps, bn, base, ncat = case["ps"], case["bottleneck"], case["base"], case["categories"]
-    K, G, B = ncat + 1, 2 ** ps, case["batch"]
+    return mf, torch.channels_last_3d if mf == "channels_last" else torch.contiguous_format
 
-    t_start = time.perf_counter()
-    ddir = case["dataset"]
+
+def load_data(case, torch):
+    """Both splits, checked against the configuration, the class weights, and the data moved to the
+    device: a dict of vols, masks, vvols, vmasks, cw, cw_samples, where."""
+    ddir, ncat, G, B = case["dataset"], case["categories"], 2 ** case["ps"], case["batch"]
     try:
         _, vols, masks = load_split(ddir, "training", torch)
         _, vvols, vmasks = load_split(ddir, "validation", torch)
     except (OSError, ValueError) as e:
-        print("torch_reference: dataset %s: %s" % (ddir, e), file=sys.stderr)
-        return 2
+        raise RunError("dataset %s: %s" % (ddir, e), 2)
     if tuple(vols.shape[1:]) != (3, G, G, G) or tuple(vvols.shape[1:]) != (3, G, G, G):
-        print("torch_reference: dataset %s holds volumes of shape %s, but problem_scale %d expects (3, %d, %d, %d)"
-              % (ddir, tuple(vols.shape[1:]), ps, G, G, G), file=sys.stderr)
-        return 2
+        raise RunError("dataset %s holds volumes of shape %s, but problem_scale %d expects (3, %d, %d, %d)"
+                       % (ddir, tuple(vols.shape[1:]), case["ps"], G, G, G), 2)
     mmax = int(max(masks.max(), vmasks.max()))
     if mmax > ncat:
-        print("torch_reference: dataset %s has mask value %d, but n_categories is %d" % (ddir, mmax, ncat),
-              file=sys.stderr)
-        return 2
-    n_train, n_val = vols.shape[0], vvols.shape[0]
-    if B > n_train or B > n_val:
-        print("torch_reference: local_batch_size %d exceeds the training (%d) or validation (%d) sample count"
-              % (B, n_train, n_val), file=sys.stderr)
-        return 2
-    cw, cw_samples = sampled_class_weights(masks, K, case["ce_fraction"], torch)
-    (vols, masks, vvols, vmasks), where = to_device([vols, masks, vvols, vmasks], dev, torch)
-    load_s = time.perf_counter() - t_start
+        raise RunError("dataset %s has mask value %d, but n_categories is %d" % (ddir, mmax, ncat), 2)
+    if B > vols.shape[0] or B > vvols.shape[0]:
+        raise RunError("local_batch_size %d exceeds the training (%d) or validation (%d) sample count"
+                       % (B, vols.shape[0], vvols.shape[0]), 2)
+    cw, cw_samples = sampled_class_weights(masks, ncat + 1, case["ce_fraction"], torch)
+    (vols, masks, vvols, vmasks), where = to_device([vols, masks, vvols, vmasks], case["device"], torch)
+    return {"vols": vols, "masks": masks, "vvols": vvols, "vmasks": vmasks, "cw": cw, "cw_samples": cw_samples,
+            "where": where}
 
+
+def make_trainer(case, torch, cw, fmt):
+    from torch_unet import UNet
+    ncat = case["categories"]
     torch.manual_seed(case["seed"])
-    net = UNet(3, K, ps - bn, base, case["groups"]).to(device=dev, memory_format=fmt)
+    net = UNet(3, ncat + 1, case["ps"] - case["bottleneck"], case["base"], case["groups"]).to(
+        device=case["device"], memory_format=fmt)
     opt = make_optimizer(case["optimizer"], list(net.parameters()), case["lr"], torch)
     sched = None
     if not case["disable_scheduler"]:
         sched = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=case["T_0"], T_mult=case["T_mult"],
                                                                      eta_min=case["min_lr"])
-    tr = Trainer(case, torch, net, opt, sched, cw.to(dev), fmt, case["amp"])
-    warm_s, warm_steps = warmup(tr, case, vols, masks, vvols, vmasks)
-    print("torch_reference: dataset %s: %d training, %d validation volumes of %d^3; class weights %.5g / %.5g "
-          "(%d masks), data in %s; %s, %s, cudnn.benchmark %s; load %.2f s, warm-up %.2f s (%d steps)"
-          % (ddir, n_train, n_val, G, float(cw[0]), float(cw[1]), cw_samples, where,
-             "bf16 autocast" if case["amp"] else "fp32", mf, case["cudnn_benchmark"] if dev == "cuda" else "-",
-             load_s, warm_s, warm_steps), file=sys.stderr, flush=True)
+    return Trainer(case, torch, net, opt, sched, cw.to(case["device"]), fmt, case["amp"])
 
-    limit = case["time_limit"]
-    epochs, steps, val_dice, best, sum_epoch = 0, 0, 0.0, 0.0, 0.0
-    history, stop = [], "converged"
-    while val_dice < case["target"]:
-        if case["epochs"] != -1 and epochs + 1 > case["epochs"]:
-            stop = "epoch cap"
+
+def train_epoch(tr, d, epoch, deadline):
+    """One epoch's training steps. Returns (loss sum, soft Dice sum, samples, steps, cut by the deadline)."""
+    vols, masks, B = d["vols"], d["masks"], tr.case["batch"]
+    n = vols.shape[0]
+    order = epoch_order(n, epoch, tr.torch)
+    lsum, dsum, seen, steps = 0.0, 0.0, 0, 0
+    for s in range(0, n, B):
+        idx = order[s:s + B]
+        loss, dice = tr.step(*tr.batch(vols, masks, idx))
+        if not math.isfinite(loss):
+            raise RunError("training diverged: loss %r in epoch %d" % (loss, epoch), 1)
+        lsum, dsum, seen, steps = lsum + loss * len(idx), dsum + dice * len(idx), seen + len(idx), steps + 1
+        if deadline and time.perf_counter() > deadline:
+            return lsum, dsum, seen, steps, True
+    return lsum, dsum, seen, steps, False
+
+
+def run_epochs(tr, d, case, deadline):
+    """spec §6.6's loop until val Dice >= target, the epoch cap or the deadline. Returns a dict."""
+    r = {"epochs": 0, "steps": 0, "val_dice": 0.0, "best": 0.0, "sum_epoch": 0.0, "history": [], "stop": "converged"}
+    n_train, opt = d["vols"].shape[0], tr.opt
+    while r["val_dice"] < case["target"]:
+        if case["epochs"] != -1 and r["epochs"] + 1 > case["epochs"]:
+            r["stop"] = "epoch cap"
             break
-        if limit and time.perf_counter() - t_proc > limit:
-            stop = "time limit"
+        if deadline and time.perf_counter() > deadline:
+            r["stop"] = "time limit"
             break
-        epoch = epochs + 1
+        epoch = r["epochs"] + 1
         t0 = time.perf_counter()
-        order = epoch_order(n_train, epoch, torch)
-        lsum, dsum, seen, cut = 0.0, 0.0, 0, False
-        for s in range(0, n_train, B):
-            idx = order[s:s + B]
-            loss, dice = tr.step(*tr.batch(vols, masks, idx))
-            if not math.isfinite(loss):
-                print("torch_reference: training diverged: loss %r in epoch %d" % (loss, epoch), file=sys.stderr)
-                return 1
-            lsum, dsum, seen, steps = lsum + loss * len(idx), dsum + dice * len(idx), seen + len(idx), steps + 1
-            if limit and time.perf_counter() - t_proc > limit:
-                cut = True
-                break
+        lsum, dsum, seen, steps, cut = train_epoch(tr, d, epoch, deadline)
+        r["steps"] += steps
         if cut:
-            stop = "time limit (inside epoch %d, after %d of %d samples)" % (epoch, seen, n_train)
+            r["stop"] = "time limit (inside epoch %d, after %d of %d samples)" % (epoch, seen, n_train)
             break
-        val_dice, val_loss = tr.validate(vvols, vmasks, B)
+        val_dice, val_loss = tr.validate(d["vvols"], d["vmasks"], case["batch"])
         if not math.isfinite(val_loss) or val_dice != val_dice:
-            print("torch_reference: training diverged: val loss %r, val Dice %r in epoch %d" % (val_loss, val_dice, epoch),
-                  file=sys.stderr)
-            return 1
-        if sched:
-            sched.step()
+            raise RunError("training diverged: val loss %r, val Dice %r in epoch %d" % (val_loss, val_dice, epoch), 1)
+        if tr.sched:
+            tr.sched.step()
         tr.sync()
         dt = time.perf_counter() - t0
-        epochs, sum_epoch, best = epoch, sum_epoch + dt, max(best, val_dice)
-        history.append({"epoch": epoch, "train_loss": lsum / seen, "train_dice": dsum / seen, "val_loss": val_loss,
-                        "val_dice": val_dice, "lr": opt.param_groups[0]["lr"], "epoch_s": dt})
+        lr = opt.param_groups[0]["lr"]
+        r.update(epochs=epoch, val_dice=val_dice, best=max(r["best"], val_dice), sum_epoch=r["sum_epoch"] + dt)
+        r["history"].append({"epoch": epoch, "train_loss": lsum / seen, "train_dice": dsum / seen,
+                             "val_loss": val_loss, "val_dice": val_dice, "lr": lr, "epoch_s": dt})
         print("epoch %d | train_loss %.6f | train_dice %.6f | val_loss %.6f | val_dice %.6f | lr %.6g | %.2f s | "
-              "%.2f samples/s" % (epoch, lsum / seen, dsum / seen, val_loss, val_dice, opt.param_groups[0]["lr"], dt,
-                                  seen / dt), file=sys.stderr, flush=True)
-    converged = val_dice >= case["target"]
-    wall = time.perf_counter() - t_start
+              "%.2f samples/s" % (epoch, lsum / seen, dsum / seen, val_loss, val_dice, lr, dt, seen / dt),
+              file=sys.stderr, flush=True)
+    return r
+
+
+def result(case, torch, tr, d, r, times, mf):
+    from torch_unet import unet_forward_flops
+    ps, bn, base, ncat, dev = case["ps"], case["bottleneck"], case["base"], case["categories"], case["device"]
     res = {
-        "tool": "torch_reference", "kind": "train", "converged": converged, "stop": stop,
-        "target_dice": case["target"], "epochs": epochs, "optimizer_steps": steps,
-        "final_val_dice": val_dice, "best_val_dice": best,
-        "sum_epoch_s": sum_epoch, "time_to_solution_s": wall, "time_to_solution_incl_import_s": time.perf_counter() - t_proc,
-        "import_s": t_import, "load_s": load_s, "warmup_s": warm_s, "warmup_steps": warm_steps,
-        "samples_per_s": steps * B / sum_epoch if sum_epoch > 0 else 0.0,
-        "dataset": ddir, "n_train": n_train, "n_val": n_val, "class_weights": [float(w) for w in cw],
+        "tool": "torch_reference", "kind": "train", "converged": r["val_dice"] >= case["target"], "stop": r["stop"],
+        "target_dice": case["target"], "epochs": r["epochs"], "optimizer_steps": r["steps"],
+        "final_val_dice": r["val_dice"], "best_val_dice": r["best"], "sum_epoch_s": r["sum_epoch"],
+        "samples_per_s": r["steps"] * case["batch"] / r["sum_epoch"] if r["sum_epoch"] > 0 else 0.0,
+        "dataset": case["dataset"], "n_train": d["vols"].shape[0], "n_val": d["vvols"].shape[0],
+        "class_weights": [float(w) for w in d["cw"]],
         "config": "ps%d_base%d_cat%d_bn%d" % (ps, base, ncat, bn), "problem_scale": ps, "base_channels": base,
-        "n_categories": ncat, "bottleneck": bn, "groups": case["groups"], "batch": B,
-        "nparams": sum(p.numel() for p in net.parameters()), "fwd_gflop": unet_forward_flops(ps, bn, base, K) / 1e9,
+        "n_categories": ncat, "bottleneck": bn, "groups": case["groups"], "batch": case["batch"],
+        "nparams": sum(p.numel() for p in tr.params), "fwd_gflop": unet_forward_flops(ps, bn, base, ncat + 1) / 1e9,
         "optimizer": case["optimizer"], "lr": case["lr"], "min_lr": case["min_lr"], "T_0": case["T_0"],
         "T_mult": case["T_mult"], "scheduler": not case["disable_scheduler"], "seed": case["seed"],
         "device": dev, "device_name": torch.cuda.get_device_name() if dev == "cuda" else "cpu",
@@ -427,9 +434,42 @@ def train_worker(case):
         "cudnn_benchmark": case["cudnn_benchmark"] if dev == "cuda" else None,
         "tf32": (not case["no_tf32"]) if dev == "cuda" else None,
         "threads": torch.get_num_threads(), "torch": torch.__version__, "torch_cuda": torch.version.cuda,
-        "history": history,
+        "history": r["history"],
     }
+    res.update(times)
     if dev == "cuda":
         res["peak_gpu_mem_mib"] = torch.cuda.max_memory_allocated() / 2 ** 20
-    print("SFREF " + json.dumps(res), flush=True)
+    return res
+
+
+def train_worker(case):
+    """One train-to-target run (case from torch_reference.py); prints 'SFREF <json>'. Exit 0 when it ran
+    (converged or not), 1 when training diverged, 2 for a dataset or device problem."""
+    import json
+    t_proc = time.perf_counter()
+    import torch
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    t_import = time.perf_counter() - t_proc
+    deadline = t_proc + case["time_limit"] if case["time_limit"] else None
+    try:
+        mf, fmt = setup_torch(case, torch)
+        t_start = time.perf_counter()
+        d = load_data(case, torch)
+        load_s = time.perf_counter() - t_start
+        tr = make_trainer(case, torch, d["cw"], fmt)
+        warm_s, warm_steps = warmup(tr, case, d["vols"], d["masks"], d["vvols"], d["vmasks"])
+        print("torch_reference: dataset %s: %d training, %d validation volumes of %d^3; class weights %.5g / %.5g "
+              "(%d masks), data in %s; %s, %s, cudnn.benchmark %s; load %.2f s, warm-up %.2f s (%d steps)"
+              % (case["dataset"], d["vols"].shape[0], d["vvols"].shape[0], 2 ** case["ps"], float(d["cw"][0]),
+                 float(d["cw"][1]), d["cw_samples"], d["where"], "bf16 autocast" if case["amp"] else "fp32", mf,
+                 case["cudnn_benchmark"] if case["device"] == "cuda" else "-", load_s, warm_s, warm_steps),
+              file=sys.stderr, flush=True)
+        r = run_epochs(tr, d, case, deadline)
+    except RunError as e:
+        print("torch_reference: %s" % e, file=sys.stderr)
+        return e.status
+    now = time.perf_counter()
+    times = {"time_to_solution_s": now - t_start, "time_to_solution_incl_import_s": now - t_proc,
+             "import_s": t_import, "load_s": load_s, "warmup_s": warm_s, "warmup_steps": warm_steps}
+    print("SFREF " + json.dumps(result(case, torch, tr, d, r, times, mf)), flush=True)
     return 0
