@@ -4,6 +4,9 @@ our C/StarPU implementation (docs/torch_reference.md).
 
   /usr/bin/python3 scripts/torch_reference.py --ps 5 --base 8 [--categories 5] [--bottleneck 3]
       [--threads 1,2] [--warmup 2] [--steps 5] [--device cpu|cuda] [--amp] [--json]
+  python3 scripts/torch_reference.py --train-to-target [0.95] --dataset DIR [--config configs/quick.yml]
+      [--device cpu|cuda] [--amp|--no-amp] [--memory-format ...] [--cudnn-benchmark on|off]
+      [--max-epochs N] [--time-limit S] [--json]
 
 One step = forward (bf16 autocast with --amp, as upstream's torch_amp), loss in fp32 (class-weighted CE
 + 1 - soft foreground Dice, scripts/torch_unet.py), backward, clip_grad_norm_(1.0), Adam(lr 1e-3,
@@ -18,6 +21,15 @@ environment (OMP_WAIT_POLICY=PASSIVE for more than one thread, OMP_NUM_THREADS) 
 imported and the peak RSS does not carry over. On CPU, "best" is the faster of the thread counts.
 --ps and --base also take comma lists (every combination runs). Exit status: 0 when every case ran,
 1 when one failed, 2 for a usage error (including --device cuda without CUDA).
+
+--train-to-target trains instead (scripts/torch_train.py): upstream's training loop on a dataset that
+`scaffold benchmark` generated (--dataset: the dataset directory, or the dataset_dir cache root, whose
+newest dataset is taken), with the model, optimizer, scheduler, batch and warm-up settings of
+configs/benchmark_default.yml < --config (--ps, --base, --categories, --bottleneck, --groups, --seed
+override them), until the validation hard Dice reaches the target (default: the config's target_dice)
+or the epoch cap (config `epochs`, or --max-epochs) or --time-limit; precision: the config's torch_amp
+on cuda (--amp/--no-amp override), fp32 on cpu. Reports the time to solution (one JSON object with
+--json). Exit status: 0 when the target was reached, 1 when not (or the run failed), 2 usage/dataset.
 """
 import argparse
 import json
@@ -100,6 +112,10 @@ def rss_mib():
 
 
 def worker(case):
+    if case.get("mode") == "train":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from torch_train import train_worker
+        return train_worker(case)
     rss_start = rss_mib()
     import torch
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -114,7 +130,7 @@ def worker(case):
     if case["threads"]:
         torch.set_num_threads(case["threads"])
     if dev == "cuda":
-        torch.backends.cudnn.benchmark = True  # upstream's default (more_determinism 0)
+        torch.backends.cudnn.benchmark = case.get("cudnn_benchmark", True)  # upstream's default (more_determinism 0)
         if case["no_tf32"]:
             if hasattr(getattr(torch.backends.cudnn, "conv", None), "fp32_precision"):  # torch >= 2.9
                 torch.backends.cudnn.conv.fp32_precision = "ieee"
@@ -197,7 +213,7 @@ def worker(case):
     }
     if dev == "cuda":
         res["peak_gpu_mem_mib"] = torch.cuda.max_memory_allocated() / 2 ** 20
-        res["cudnn_benchmark"] = True
+        res["cudnn_benchmark"] = case.get("cudnn_benchmark", True)
         res["tf32"] = not case["no_tf32"]
     print("SFREF " + json.dumps(res), flush=True)
     return 0
@@ -214,30 +230,60 @@ def int_list(s, what):
     return v
 
 
+BENCH_DEFAULTS = {"ps": "5", "base": "8", "categories": 5, "bottleneck": 3, "groups": 8, "seed": 42,
+                  "threads": "1,2"}
+TRAIN_ONLY = ("dataset", "config", "max_epochs", "time_limit")
+DEFAULT_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "configs", "benchmark_default.yml")
+
+
 def parse_args(argv):
-    ap = argparse.ArgumentParser(description="PyTorch reference: timed ScaFFold U-Net training steps.")
-    ap.add_argument("--ps", default="5", help="problem_scale (edge 2^ps); comma list allowed (default 5)")
-    ap.add_argument("--base", default="8", help="base channels c_0; comma list allowed (default 8)")
-    ap.add_argument("--categories", type=int, default=5, help="n_categories; outputs = n + 1 (default 5)")
-    ap.add_argument("--bottleneck", type=int, default=3, help="unet_bottleneck_dim; levels = ps - b (default 3)")
-    ap.add_argument("--groups", type=int, default=8, help="GroupNorm groups (default 8)")
-    ap.add_argument("--threads", default="1,2", help="CPU thread counts, comma list (default 1,2; ignored on cuda)")
+    ap = argparse.ArgumentParser(description="PyTorch reference: timed ScaFFold U-Net training steps, or "
+                                             "training to a target Dice (--train-to-target).")
+    ap.add_argument("--ps", help="problem_scale (edge 2^ps); comma list allowed (default 5; train: the config's)")
+    ap.add_argument("--base", help="base channels c_0; comma list allowed (default 8; train: the config's)")
+    ap.add_argument("--categories", type=int, help="n_categories; outputs = n + 1 (default 5; train: the config's)")
+    ap.add_argument("--bottleneck", type=int, help="unet_bottleneck_dim; levels = ps - b (default 3; train: the config's)")
+    ap.add_argument("--groups", type=int, help="GroupNorm groups (default 8; train: the config's group_norm_groups)")
+    ap.add_argument("--threads", help="CPU thread counts, comma list (default 1,2; train: one count, default "
+                                      "torch's; ignored on cuda)")
     ap.add_argument("--warmup", type=int, default=2, help="untimed steps first (default 2)")
     ap.add_argument("--steps", type=int, default=5, help="timed steps; the median is reported (default 5)")
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     ap.add_argument("--amp", action="store_true", help="cuda: bf16 autocast forward, as upstream's torch_amp")
+    ap.add_argument("--no-amp", action="store_true", help="train: fp32 even when the config says torch_amp: 1")
     ap.add_argument("--memory-format", choices=["auto", "contiguous", "channels_last"], default="auto",
                     help="auto: channels_last_3d on cuda (upstream), contiguous on cpu")
     ap.add_argument("--no-tf32", action="store_true", help="cuda: disable TF32 convs/matmuls (torch default: on for cuDNN convs)")
+    ap.add_argument("--cudnn-benchmark", choices=["on", "off"], default="on",
+                    help="cuda: torch.backends.cudnn.benchmark (default on, upstream's with more_determinism 0)")
     ap.add_argument("--input", choices=["fractal", "random"], default="fractal", help="synthetic sample kind")
-    ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--seed", type=int, help="default 42; train: the config's seed")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per case before it is killed")
     ap.add_argument("--json", action="store_true", help="one JSON object per line instead of a table")
+    ap.add_argument("--train-to-target", nargs="?", const="config", metavar="DICE",
+                    help="train on --dataset until the validation hard Dice reaches DICE (default: the config's "
+                         "target_dice) instead of timing steps")
+    ap.add_argument("--dataset", help="train: a dataset directory of `scaffold benchmark`, or its dataset_dir root")
+    ap.add_argument("--config", help="train: a config file over configs/benchmark_default.yml (e.g. configs/quick.yml)")
+    ap.add_argument("--max-epochs", type=int, help="train: epoch cap (default: the config's epochs; -1 = none)")
+    ap.add_argument("--time-limit", type=float, help="train: stop (not converged) after this many seconds")
     a = ap.parse_args(argv)
+    if a.train_to_target is not None:
+        resolve_train(ap, a)
+    else:
+        given = ["--" + k.replace("_", "-") for k in TRAIN_ONLY if getattr(a, k) is not None]
+        if a.no_amp:
+            given.append("--no-amp")
+        if given:
+            ap.error("%s: only with --train-to-target" % ", ".join(given))
+        for k, v in BENCH_DEFAULTS.items():
+            if getattr(a, k) is None:
+                setattr(a, k, v)
+    a.threads_given = a.threads is not None  # train: unset = torch's default count (0)
     try:
-        a.ps = int_list(a.ps, "--ps")
-        a.base = int_list(a.base, "--base")
-        a.threads = int_list(a.threads, "--threads")
+        a.ps = int_list(str(a.ps), "--ps")
+        a.base = int_list(str(a.base), "--base")
+        a.threads = int_list(a.threads, "--threads") if a.threads is not None else [0]
     except argparse.ArgumentTypeError as e:
         ap.error(str(e))
     for ps in a.ps:
@@ -249,14 +295,89 @@ def parse_args(argv):
             ap.error("--base %d: must be a positive multiple of --groups %d (GroupNorm)" % (b, a.groups))
     if a.categories < 1:
         ap.error("--categories %d: need at least 1" % a.categories)
-    if any(t < 1 for t in a.threads):
+    if any(t < 1 for t in a.threads) and a.threads_given:
         ap.error("--threads %s: thread counts must be >= 1" % ",".join(map(str, a.threads)))
     if a.amp and a.device != "cuda":
         ap.error("--amp is upstream's bf16 autocast on cuda; use it with --device cuda (torch 1.13's CPU "
                  "autocast does not run GroupNorm in fp32 and fails)")
+    if a.amp and a.no_amp:
+        ap.error("--amp and --no-amp contradict each other")
     if a.steps < 1 or a.warmup < 0:
         ap.error("--steps %d --warmup %d: need steps >= 1 and warmup >= 0" % (a.steps, a.warmup))
+    if a.train_to_target is not None and (len(a.ps) != 1 or len(a.base) != 1 or len(a.threads) != 1):
+        ap.error("--train-to-target runs one configuration: give --ps, --base and --threads one value each")
     return a
+
+
+def resolve_train(ap, a):
+    """--train-to-target: the config's settings under the explicit options; the dataset directory."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from torch_train import ConfigError, find_dataset, read_config
+    if a.dataset is None:
+        ap.error("--train-to-target needs --dataset DIR (a dataset `scaffold benchmark` generated)")
+    try:
+        cfg = read_config(DEFAULT_CONFIG, a.config)
+        a.dataset = find_dataset(a.dataset)
+    except ConfigError as e:
+        ap.error(str(e))
+    if a.train_to_target == "config":
+        a.target = cfg["target_dice"]
+    else:
+        try:
+            a.target = float(a.train_to_target)
+        except ValueError:
+            ap.error("--train-to-target %r: expected a Dice in (0, 1]" % a.train_to_target)
+    if not 0 < a.target <= 1:
+        ap.error("--train-to-target %g: expected a Dice in (0, 1]" % a.target)
+    for opt, key in (("ps", "problem_scale"), ("base", "unet_base_channels"), ("categories", "n_categories"),
+                     ("bottleneck", "unet_bottleneck_dim"), ("groups", "group_norm_groups"), ("seed", "seed")):
+        if getattr(a, opt) is None:
+            setattr(a, opt, cfg[key])
+    if a.max_epochs is not None and (a.max_epochs == 0 or a.max_epochs < -1):
+        ap.error("--max-epochs %d: expected N >= 1 or -1 (no cap)" % a.max_epochs)
+    if a.time_limit is not None and a.time_limit <= 0:
+        ap.error("--time-limit %g: expected seconds > 0" % a.time_limit)
+    if a.device == "cpu" and cfg["torch_amp"] and not a.amp and not a.no_amp:
+        print("torch_reference: the config's torch_amp: 1 is bf16 autocast on cuda; on cpu this runs fp32",
+              file=sys.stderr)
+    a.train_amp = a.device == "cuda" and not a.no_amp and (a.amp or bool(cfg["torch_amp"]))
+    a.cfg = cfg
+
+
+def train_case(a):
+    cfg = a.cfg
+    return {"mode": "train", "ps": a.ps[0], "base": a.base[0], "categories": a.categories, "bottleneck": a.bottleneck,
+            "groups": a.groups, "seed": a.seed, "threads": a.threads[0] if a.device == "cpu" else 0,
+            "device": a.device, "amp": a.train_amp, "memory_format": a.memory_format, "no_tf32": a.no_tf32,
+            "cudnn_benchmark": a.cudnn_benchmark == "on", "dataset": a.dataset, "target": a.target,
+            "epochs": a.max_epochs if a.max_epochs is not None else cfg["epochs"], "time_limit": a.time_limit,
+            "batch": cfg["local_batch_size"], "optimizer": cfg["optimizer"], "lr": cfg["starting_learning_rate"],
+            "min_lr": cfg["min_learning_rate"], "T_0": cfg["T_0"], "T_mult": cfg["T_mult"],
+            "disable_scheduler": bool(cfg["disable_scheduler"]), "warmup_batches": cfg["warmup_batches"],
+            "ce_fraction": cfg["ce_weight_sample_fraction"]}
+
+
+def train_main(a):
+    """--train-to-target: one run in a subprocess; the result as JSON (--json) or one summary line."""
+    case = train_case(a)
+    print("torch_reference: training %s to val Dice >= %g on %s (%s), epoch cap %s%s ..."
+          % ("ps%d_base%d_cat%d_bn%d" % (case["ps"], case["base"], case["categories"], case["bottleneck"]),
+             case["target"], a.device, "bf16 autocast" if case["amp"] else "fp32",
+             case["epochs"] if case["epochs"] != -1 else "none",
+             ", time limit %g s" % a.time_limit if a.time_limit else ""), file=sys.stderr, flush=True)
+    res, err, rc = run_case(case, a.timeout)
+    if res is None:
+        print("torch_reference: FAILED: %s" % err, file=sys.stderr)
+        return 2 if rc == 2 else 1
+    if a.json:
+        print(json.dumps(res), flush=True)
+    else:
+        print("torch_reference: %s after %d epoch(s) (%s): val Dice %.4f (best %.4f), time to solution %.2f s "
+              "(sum of epoch times %.2f s; + %.2f s import), %.2f samples/s"
+              % ("converged" if res["converged"] else "NOT converged", res["epochs"], res["stop"],
+                 res["final_val_dice"], res["best_val_dice"], res["time_to_solution_s"], res["sum_epoch_s"],
+                 res["import_s"], res["samples_per_s"]))
+    return 0 if res["converged"] else 1
 
 
 def run_case(case, timeout):
@@ -296,6 +417,8 @@ def main(argv):
     if len(argv) == 2 and argv[0] == WORKER_FLAG:
         return worker(json.loads(argv[1]))
     a = parse_args(argv)
+    if a.train_to_target is not None:
+        return train_main(a)
     threads = a.threads if a.device == "cpu" else [0]  # 0: torch's default thread count (cuda)
     status, rows = 0, []
     for ps in a.ps:
@@ -305,7 +428,8 @@ def main(argv):
                 case = {"ps": ps, "base": base, "categories": a.categories, "bottleneck": a.bottleneck,
                         "groups": a.groups, "threads": t, "warmup": a.warmup, "steps": a.steps,
                         "device": a.device, "amp": a.amp, "memory_format": a.memory_format,
-                        "no_tf32": a.no_tf32, "input": a.input, "seed": a.seed}
+                        "no_tf32": a.no_tf32, "cudnn_benchmark": a.cudnn_benchmark == "on", "input": a.input,
+                        "seed": a.seed}
                 print("torch_reference: ps %d base %d categories %d bottleneck %d on %s%s, %s ..."
                       % (ps, base, a.categories, a.bottleneck, a.device, " (bf16 autocast)" if a.amp else "",
                          "%d thread(s)" % t if t else "default threads"), file=sys.stderr, flush=True)
