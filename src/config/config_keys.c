@@ -142,9 +142,9 @@ const sf_key sf_keys[] = {
            "embedded at build time; no-commit-id outside a checkout)."),
   /* ---- upstream: accepted but not in the YAML ---- */
   KEY_STR(job_name, AUX, "benchmark", NULL, "any string", NULL, "Prefix of the run-directory name."),
-  KEY_NOT_YET(async_save, AUX, 0, "writing checkpoints in a background thread", "0 (1 is not implemented yet)",
-              "Upstream: 1 writes checkpoints in a background thread. Not implemented yet: they are written "
-              "synchronously."),
+  KEY_BOOL(async_save, AUX, 0, NULL, "0/1, true/false, yes/no", NULL,
+           "1 writes checkpoints on a background thread that overlaps the next epoch (a snapshot is taken at "
+           "the epoch's end; at most one write in flight), as upstream; the files are the same as with 0."),
   KEY_BOOL(dist, AUX, 1, is_true, "true (1)", NULL, "If present it must be true, as upstream."),
   KEY_INT(scale, AUX, 1, eq1, "1", NULL, "Fractal scale in the volume; only 1 is valid, as upstream."),
   KEY_INT(datagen_batch_size, AUX, 10000, ge1, ">= 1", "--datagen-batch-size",

@@ -13,11 +13,18 @@
  *   end  u64 FNV-1a 64 of every byte before it
  *
  * Written atomically (temporary file, fsync, rename). Reading checks magic, version, size,
- * checksum and topology, and says which file is wrong and how. */
+ * checksum and topology, and says which file is wrong and how.
+ *
+ * Test hook (tests only, tests/reliability/test_async_kill9.sh): SF_TEST_CKPT_COMMIT_DELAY_MS=ms
+ * sleeps that long between writing the temporary file and its commit, for checkpoints of epoch >=
+ * SF_TEST_CKPT_COMMIT_DELAY_FROM_EPOCH (default 0: every one), so that a test can kill the process
+ * while a (background) write is in progress. Unset: no delay. */
 #include <errno.h>
 #include <math.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "scaffold/common.h"
 #include "scaffold/fsutil.h"
@@ -170,6 +177,16 @@ static void decode_header(const unsigned char *b, sf_ckpt_state *s)
 }
 
 /* ---- writing ---- */
+static void test_commit_delay(long epoch)
+{
+  const char *ms = getenv("SF_TEST_CKPT_COMMIT_DELAY_MS"), *from = getenv("SF_TEST_CKPT_COMMIT_DELAY_FROM_EPOCH");
+  long d = ms && *ms ? atol(ms) : 0;
+  if (d <= 0 || (from && *from && epoch < atol(from))) return;
+  struct timespec ts = {d / 1000, (d % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
 static int put_block(sf_atomic_file *a, uint64_t *h, const void *p, size_t len)
 {
   *h = sf_fnv1a64(*h, p, len);
@@ -201,6 +218,7 @@ int sf_checkpoint_write(const char *path, const sf_ckpt_state *s, const float *p
     sf_atomic_abort(&a);
     return -1;
   }
+  test_commit_delay(s->epoch);
   if (sf_atomic_commit(&a) != 0) {
     snprintf(err, errlen, "cannot write checkpoint %s: %s", path, strerror(errno));
     return -1;

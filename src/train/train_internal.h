@@ -10,6 +10,8 @@
 #include "epoch_log.h"
 #include "scaffold/trainer.h"
 
+typedef struct sf_ckpt_saver sf_ckpt_saver; /* ckpt_async.c */
+
 /* Everything one sf_train / sf_train_warmup call works with. */
 typedef struct {
   const sf_train_setup *s;
@@ -29,6 +31,8 @@ typedef struct {
   int check_replicas;       /* SF_CHECK_REPLICAS=1: parameters compared across ranks after each step */
   long checked;             /* steps whose parameters were compared */
   long saved_epoch;         /* last epoch whose end was checkpointed (-1: none this run) */
+  sf_ckpt_saver *saver;     /* async_save: 1 on rank 0: the background writer (else NULL) */
+  long failed_epoch;        /* the epoch whose checkpoint could not be written (after a failed save) */
   sf_epoch_log elog;         /* upstream's per-epoch line and minibatch medians (epoch_log.c) */
 } sf_tctx;
 
@@ -60,10 +64,25 @@ int sf_train_resume_setup(sf_tctx *t, sf_train_result *r);
 /* Writes checkpoint_last (and checkpoint_best on a new strict minimum of val_loss_avg when
  * consider_best). Returns 0 or -1 (message printed); every rank gets the same answer. */
 int sf_train_save_checkpoint(sf_tctx *t, int consider_best);
+/* async_save: 1: waits for the save in flight. Returns 0, or -1 when it failed (message printed
+ * by the writer; t->failed_epoch says which); every rank gets the same answer. 0 without async_save. */
+int sf_train_join_checkpoint(sf_tctx *t);
 /* SIGINT/SIGTERM inside an epoch: rank 0 appends the epoch's partial row; note says what happened. */
 void sf_train_write_partial_row(sf_tctx *t, long epoch, int steps_done, long opt_steps, double loss_sum,
                                 double dice_sum, double nsamp, char *note, size_t len);
 /* r->status = status, r->error = the message. */
 void sf_train_fail(sf_train_result *r, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ---- ckpt_async.c: the background checkpoint writer of async_save: 1 ---- */
+sf_ckpt_saver *sf_ckpt_saver_new(size_t nparams);
+/* Copies the state and the three arrays (the caller holds them, after the step's wait), then writes
+ * last_path (and best_path when write_best) on a background thread. The previous save must have been
+ * joined. Returns 0, or the write's outcome when no thread could be started (written here). */
+int sf_ckpt_saver_start(sf_ckpt_saver *sv, const sf_ckpt_state *st, const float *p, const float *m, const float *v,
+                        const char *last_path, const char *best_path, int write_best);
+/* Waits for the save in flight (none: returns 0). Returns its outcome (0 or -1); *epoch gets its
+ * epoch and err_copy (1024 bytes) its message when not NULL. */
+int sf_ckpt_saver_join(sf_ckpt_saver *sv, long *epoch, char *err_copy);
+void sf_ckpt_saver_free(sf_ckpt_saver *sv); /* joins first */
 
 #endif

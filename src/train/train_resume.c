@@ -27,8 +27,16 @@ int sf_train_save_checkpoint(sf_tctx *t, int consider_best)
   if (new_best) t->st.best_val_loss = t->st.val_loss_avg;
   t->st.replicas = t->R;
   t->st.spatial_ranks = sf_dist_spatial();
+  t->failed_epoch = t->st.epoch;
   int rc = 0;
-  if (sf_dist_is_root()) { /* the parameters are the same on every rank */
+  if (t->c->async_save && sf_train_join_checkpoint(t) != 0) return -1; /* at most one save in flight */
+  if (t->c->async_save && sf_dist_is_root() && !t->saver) t->saver = sf_ckpt_saver_new(t->N);
+  if (t->saver) { /* async_save: 1 (rank 0): snapshot here, write in the background */
+    sf_graph_acquire_state(t->g, 0);
+    rc = sf_ckpt_saver_start(t->saver, &t->st, sf_graph_params(t->g), sf_graph_adam_m(t->g), sf_graph_adam_v(t->g),
+                             t->last_path, t->best_path, new_best);
+    sf_graph_release_state(t->g);
+  } else if (sf_dist_is_root()) { /* the parameters are the same on every rank */
     sf_graph_acquire_state(t->g, 0);
     const float *p = sf_graph_params(t->g), *m = sf_graph_adam_m(t->g), *v = sf_graph_adam_v(t->g);
     rc = sf_checkpoint_write(t->last_path, &t->st, p, m, v, err, sizeof err);
@@ -36,6 +44,15 @@ int sf_train_save_checkpoint(sf_tctx *t, int consider_best)
     sf_graph_release_state(t->g);
     if (rc != 0) fprintf(stderr, "scaffold: error: %s\n", err);
   }
+  return sf_dist_agree(rc != 0) ? -1 : 0;
+}
+
+int sf_train_join_checkpoint(sf_tctx *t)
+{
+  if (!t->c->async_save) return 0;
+  long epoch = 0;
+  int rc = t->saver ? sf_ckpt_saver_join(t->saver, &epoch, NULL) : 0;
+  if (rc != 0) t->failed_epoch = epoch;
   return sf_dist_agree(rc != 0) ? -1 : 0;
 }
 

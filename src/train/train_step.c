@@ -72,6 +72,7 @@ void sf_tctx_free(sf_tctx *t)
   free(t->last_path);
   free(t->best_path);
   free(t->csv_path);
+  sf_ckpt_saver_free(t->saver); /* joins a save still in flight */
 }
 
 void sf_train_load_sample(sf_tctx *t, sf_split split, int i, int slot)

@@ -3,7 +3,9 @@
  * validates with hard Dice, then writes its CSV row and log line and, every checkpoint_interval
  * epochs, a checkpoint (best on a new minimum of val_loss_avg); the loop ends on convergence, the
  * epoch cap, divergence, --max-count or SIGINT/SIGTERM (at a step boundary), and a final
- * checkpoint follows when checkpointing is on.
+ * checkpoint follows when checkpointing is on. With async_save: 1 a checkpoint is written on a
+ * background thread that overlaps the next epoch (ckpt_async.c); the next save, an interrupt's
+ * checkpoint and the end of the run join it first, and its write error fails the run there.
  *
  * local_batch_size B > 1: a step is one batch through the task graph with upstream's semantics
  * (CE pooled over the batch, Dice averaged over it; sf_graph_train_batch); the epoch's sums add
@@ -108,6 +110,7 @@ static int stop_at_boundary(sf_tctx *t, sf_train_result *r, sf_epoch *e, int k)
   if (stop_sig) {
     r->interrupted = stop_sig;
     int rc = sf_train_save_checkpoint(t, 0);
+    if (rc == 0) rc = sf_train_join_checkpoint(t); /* async_save: 1: written before the message says so */
     char row_note[PATH_MAX + 128];
     sf_train_write_partial_row(t, e->epoch, k, e->opt_steps, e->loss_sum, e->dice_sum, e->nsamp, row_note,
                                sizeof row_note);
@@ -287,7 +290,7 @@ static int end_epoch(sf_tctx *t, sf_train_result *r, sf_epoch *e)
 
   if (c->checkpoint_interval > 0 && e->epoch % c->checkpoint_interval == 0) {
     if (sf_train_save_checkpoint(t, 1) != 0) {
-      sf_train_fail(r, SF_EXIT_FAILURE, "cannot write the checkpoint of epoch %ld", e->epoch);
+      sf_train_fail(r, SF_EXIT_FAILURE, "cannot write the checkpoint of epoch %ld", t->failed_epoch);
       return 1;
     }
     t->saved_epoch = e->epoch;
@@ -374,6 +377,8 @@ int sf_train(const sf_train_setup *s, sf_train_result *r)
   sf_tctx_init(&t, s);
   sf_epoch_log_init(&t.elog); /* upstream's "Epoch E completed ..." line and minibatch medians */
   if (!check_batch(&t, r) && !sf_train_resume_setup(&t, r) && !begin_run(&t, r)) train_epochs(&t, r);
+  if (sf_train_join_checkpoint(&t) != 0 && !r->status) /* async_save: 1: the last save in flight */
+    sf_train_fail(r, SF_EXIT_FAILURE, "cannot write the checkpoint of epoch %ld", t.failed_epoch);
   if (t.check_replicas && sf_dist_active() && !r->status)
     sf_info("replica check: parameters bitwise identical on all %d ranks after each of %ld steps", sf_dist_size(),
             t.checked);
