@@ -42,19 +42,24 @@ typedef struct sf_graph sf_graph;
  * summed by one task, which takes at most 255 inputs). */
 #define SF_GRAPH_MAX_BATCH 255
 
+/* RMSprop hyper-parameters (torch defaults; spec §6.4: momentum 0, not centered). SGD has lr only. */
+#define SF_RMSPROP_ALPHA 0.99
+#define SF_RMSPROP_EPS 1e-8
+
 /* ---- optimizers (src/train/optimizers.c) ----
- * The optimizers the graph implements, by upstream config name (spec §6.4: upstream also has SGD
- * and, for any other name, RMSprop). `scaffold benchmark` refuses any other `optimizer` before it
- * starts; sf_graph_create checks again. */
-typedef enum { SF_OPT_ADAM } sf_optimizer_kind;
+ * The optimizers the graph implements, by upstream config name (spec §6.4: ADAM, SGD, and RMSprop
+ * for any other name; we accept "RMSProp" (upstream's CLI choice) and "RMSprop" only). `scaffold
+ * benchmark` refuses any other `optimizer` before it starts; sf_graph_create checks again. State:
+ * Adam's m and v; RMSprop's square_avg lives in v (m stays zero); SGD has none. */
+typedef enum { SF_OPT_ADAM, SF_OPT_SGD, SF_OPT_RMSPROP } sf_optimizer_kind;
 typedef struct {
-  const char *name; /* as written in the config ("ADAM") */
+  const char *name; /* as written in the config ("ADAM", "SGD", "RMSProp", "RMSprop") */
   sf_optimizer_kind kind;
   const char *what; /* hyper-parameters, for messages */
 } sf_optimizer_info;
 /* The implemented optimizer of that exact name, or NULL. */
 const sf_optimizer_info *sf_optimizer_find(const char *name);
-/* "ADAM" (the implemented names, comma-separated). */
+/* "ADAM, SGD, RMSProp, RMSprop" (the implemented names, comma-separated). */
 void sf_optimizer_names(char *buf, size_t len);
 
 /* The checks of sf_graph_create that need neither StarPU nor memory: `optimizer` in the table
