@@ -409,8 +409,9 @@ int sf_graph_check_config(const sf_unet *u, const sf_config *c, int spatial, con
   if (!sf_optimizer_find(c->optimizer)) {
     sf_optimizer_names(names, sizeof names);
     *key = "optimizer";
-    snprintf(err, errlen, "not an optimizer the StarPU training graph implements (upstream's RMSprop-for-any-other-"
-             "name is taken only under its own names); expected one of: %s", names);
+    snprintf(err, errlen, "not an optimizer the StarPU training graph implements (upstream takes any other name as "
+             "RMSprop; here RMSprop goes by its own names, so a typo cannot switch optimizers); expected one of: %s",
+             names);
     return -1;
   }
   if (c->local_batch_size > SF_GRAPH_MAX_BATCH) {

@@ -14,8 +14,8 @@
 
 #include "scaffold/common.h"
 #include "scaffold/dist.h"
-#include "scaffold/graph.h"
 #include "scaffold/fsutil.h"
+#include "scaffold/graph.h"
 #include "train_internal.h"
 
 /* ---- checkpoints ---- */
