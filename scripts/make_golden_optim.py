@@ -9,6 +9,9 @@ Files written (a few KB each):
                                (coef > 1, clamped to 1), the lr changed every step by
                                CosineAnnealingWarmRestarts; plus that scheduler's lr over 75 epochs
                                (T_0 10, T_mult 2, eta_max 1e-3, eta_min 1e-4).
+  tests/golden/optim_sgd_rmsprop.bin  the same 20 clipped / unclipped steps with upstream's other two
+                               optimizers (spec §6.4): torch.optim.SGD(lr) (momentum 0) and
+                               torch.optim.RMSprop(lr, foreach=True) (alpha 0.99, eps 1e-8).
   tests/golden/optim_elem.bin  the loss of spec §6.1-6.3 (value and dL/dz), GroupNorm (+ReLU) forward and
                                backward (torch.nn.GroupNorm), MaxPool3d(2, 2) forward (values and argmax)
                                and backward, computed by torch in float32 as upstream does.
@@ -102,6 +105,40 @@ def adam_case(w, tag, sizes, grad_scale, seed, steps=20, lr=1e-3, max_norm=1.0):
     w.add(tag + "_w", torch.stack(ws))
     w.add(tag + "_m", torch.cat([s["exp_avg"] for s in state]))
     w.add(tag + "_v", torch.cat([s["exp_avg_sq"] for s in state]))
+    print("  %s: clip coefs %.4g .. %.4g" % (tag, min(coefs), max(coefs)))
+
+
+def plain_case(w, kind, tag, sizes, grad_scale, seed, steps=20, lr=1e-3, max_norm=1.0):
+    """SGD or RMSprop as upstream builds them (spec §6.4); same inputs as adam_case."""
+    gen = torch.Generator().manual_seed(seed)
+    n = sum(sizes)
+    w0 = (torch.rand(n, generator=gen) * 2 - 1) * 1e-2
+    grads = torch.randn(steps, n, generator=gen) * grad_scale
+    params = [torch.nn.Parameter(p.clone()) for p in torch.split(w0, sizes)]
+    if kind == "sgd":
+        opt = torch.optim.SGD(params, lr=lr)
+    else:
+        opt = torch.optim.RMSprop(params, lr=lr, foreach=True)
+    sched = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=3, T_mult=2, eta_min=1e-4)
+    lrs, coefs, ws = [], [], []
+    for s in range(steps):
+        for p, g in zip(params, torch.split(grads[s], sizes)):
+            p.grad = g.clone()
+        lrs.append(opt.param_groups[0]["lr"])
+        total = torch.nn.utils.clip_grad_norm_(params, max_norm)
+        coefs.append(float(torch.clamp(max_norm / (total + 1e-6), max=1.0)))
+        opt.step()
+        sched.step()
+        ws.append(torch.cat([p.detach().clone() for p in params]))
+    w.add(tag + "_sizes", sizes, np.int32)
+    w.add(tag + "_hyper", [0.99, 1e-8, max_norm, steps], np.float64)  # RMSprop alpha, eps
+    w.add(tag + "_w0", w0)
+    w.add(tag + "_grads", grads)
+    w.add(tag + "_lr", lrs, np.float64)
+    w.add(tag + "_coef", coefs)
+    w.add(tag + "_w", torch.stack(ws))
+    if kind == "rmsprop":
+        w.add(tag + "_sq", torch.cat([opt.state[p]["square_avg"] for p in params]))
     print("  %s: clip coefs %.4g .. %.4g" % (tag, min(coefs), max(coefs)))
 
 
@@ -209,6 +246,12 @@ def main():
     adam_case(w, "noclip", [11, 6], grad_scale=0.05, seed=2)  # norm ~0.2: coef > 1, clamped to 1
     schedule_case(w)
     w.write(os.path.join(out, "optim_adam.bin"))
+
+    w = Writer()
+    for kind in ("sgd", "rmsprop"):
+        plain_case(w, kind, kind + "_clip", [11, 6], grad_scale=0.8, seed=3)
+        plain_case(w, kind, kind + "_noclip", [11, 6], grad_scale=0.05, seed=4)
+    w.write(os.path.join(out, "optim_sgd_rmsprop.bin"))
 
     gen = torch.Generator().manual_seed(1234)
     w = Writer()

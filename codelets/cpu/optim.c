@@ -1,9 +1,9 @@
 /* Optimizer kernels of spec §6.1/§6.4: the global gradient norm (double partial sums), the
- * clip_grad_norm_ coefficient and torch.optim.Adam's single-tensor update (the learning-rate
+ * clip_grad_norm_ coefficient and the updates of torch.optim.Adam (single-tensor), SGD and RMSprop (the learning-rate
  * schedule is training logic: src/train/lr_schedule.c). The float arithmetic follows torch 1.13's CPU op order
  * (float32 tensors, python-double scalars rounded to float; the fused multiply-adds where torch's AVX2
  * kernels fuse them), found bitwise-equal to torch's Adam on 1e5 random elements; the golden test
- * tests/kernels_elem/test_elem_golden checks 20 steps against a torch fixture. */
+ * tests/kernels_elem/test_elem_golden checks 20 steps of each against torch fixtures. */
 #include <math.h>
 
 #include "scaffold/common.h"
@@ -51,5 +51,30 @@ void sf_adam_step(float *restrict w, float *restrict m, float *restrict v, const
     w[i] = w[i] + (neg_step * mi) / denom;     /* addcdiv_(m, denom, value=-step_size) */
     m[i] = mi;
     v[i] = vi;
+  }
+}
+
+/* w: (n) updated in place from g: (n)*grad_scale; torch.optim.SGD, momentum 0, no weight decay:
+ *   w.add_(g, alpha=-lr)   (torch's vectorised add with alpha is one fused multiply-add) */
+void sf_sgd_step(float *restrict w, const float *restrict g, size_t n, double lr, float grad_scale)
+{
+  const float neg_lr = (float)(-lr);
+  for (size_t i = 0; i < n; i++) w[i] = fmaf(g[i] * grad_scale, neg_lr, w[i]);
+}
+
+/* w, sq: (n) updated in place from g: (n)*grad_scale; torch.optim.RMSprop, not centered, momentum 0:
+ *   sq = sq*alpha + (1-alpha)*g*g;  avg = sqrt(sq) + eps;  w += -lr * (g / avg)
+ * (foreach=True on CPU runs the same per-tensor ops: mul_, addcmul_, sqrt, add_, addcdiv_). */
+void sf_rmsprop_step(float *restrict w, float *restrict sq, const float *restrict g, size_t n, double lr,
+                     double alpha, double eps, float grad_scale)
+{
+  const float al = (float)alpha, a2 = (float)(1.0 - alpha);
+  const float neg_lr = (float)(-lr), epsf = (float)eps;
+  for (size_t i = 0; i < n; i++) {
+    float gi = g[i] * grad_scale;           /* grad.mul_(clip_coef) */
+    float si = fmaf(a2 * gi, gi, sq[i] * al); /* mul_(alpha).addcmul_(g, g, value=1-alpha) */
+    float avg = sqrtf(si) + epsf;           /* sqrt(sq).add_(eps) */
+    w[i] = w[i] + (neg_lr * gi) / avg;      /* addcdiv_(g, avg, value=-lr) */
+    sq[i] = si;
   }
 }

@@ -1,7 +1,8 @@
 /* Optimizer kernels on the GPU: the squared-gradient partial sum for the global norm (double, block
- * reduction + one atomicAdd per block) and torch.optim.Adam's update with the same float operation
- * order as codelets/cpu/optim.c (host-side double scalars rounded to float the same way), optionally
- * scaled by the clip_grad_norm_ coefficient computed on the device from the reduced sum of squares. */
+ * reduction + one atomicAdd per block) and the updates of torch.optim.Adam, SGD and RMSprop with the
+ * same float operation order as codelets/cpu/optim.c (host-side double scalars rounded to float the
+ * same way). Adam's gradient is optionally scaled by the clip_grad_norm_ coefficient computed on the
+ * device from the reduced sum of squares; SGD and RMSprop read the clip task's coefficient. */
 #include <math.h>
 
 #include "gpu_common.h"
@@ -63,4 +64,44 @@ extern "C" void sf_cuda_adam_step(sf_gpu_stream_t s, float *w, float *m, float *
   adam_kernel<<<sf_gpu_blocks(n), SF_GPU_THREADS, 0, s>>>(w, m, v, g, n, b1, a1, b2, a2, bc2_sqrt, neg_step, (float)eps,
                                                           grad_scale, total_sumsq, max_norm);
   SF_LAUNCH_CHECK(adam_kernel);
+}
+
+/* the clip task's coefficient (a device double) rounded to float, or 1 */
+__device__ __forceinline__ float coef_or_one(const double *coef) { return coef ? (float)coef[0] : 1.0f; }
+
+static __global__ void sgd_kernel(float *__restrict__ w, const float *__restrict__ g, size_t n, float neg_lr,
+                                  const double *coef)
+{
+  const float scale = coef_or_one(coef);
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    w[i] = fmaf(__fmul_rn(g[i], scale), neg_lr, w[i]);
+}
+
+static __global__ void rmsprop_kernel(float *__restrict__ w, float *__restrict__ sq, const float *__restrict__ g,
+                                      size_t n, float al, float a2, float neg_lr, float epsf, const double *coef)
+{
+  const float scale = coef_or_one(coef);
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    float gi = __fmul_rn(g[i], scale);
+    float si = fmaf(__fmul_rn(a2, gi), gi, __fmul_rn(sq[i], al));
+    float avg = __fadd_rn(sqrtf(si), epsf);
+    w[i] = __fadd_rn(w[i], __fdiv_rn(__fmul_rn(neg_lr, gi), avg));
+    sq[i] = si;
+  }
+}
+
+extern "C" void sf_cuda_sgd_step(sf_gpu_stream_t s, float *w, const float *g, size_t n, double lr, const double *coef)
+{
+  if (n == 0) return;
+  sgd_kernel<<<sf_gpu_blocks(n), SF_GPU_THREADS, 0, s>>>(w, g, n, (float)(-lr), coef);
+  SF_LAUNCH_CHECK(sgd_kernel);
+}
+
+extern "C" void sf_cuda_rmsprop_step(sf_gpu_stream_t s, float *w, float *sq, const float *g, size_t n, double lr,
+                                     double alpha, double eps, const double *coef)
+{
+  if (n == 0) return;
+  rmsprop_kernel<<<sf_gpu_blocks(n), SF_GPU_THREADS, 0, s>>>(w, sq, g, n, (float)alpha, (float)(1.0 - alpha),
+                                                              (float)(-lr), (float)eps, coef);
+  SF_LAUNCH_CHECK(rmsprop_kernel);
 }

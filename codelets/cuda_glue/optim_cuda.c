@@ -1,6 +1,6 @@
 /* CUDA wrappers of the optimizer codelets (codelets/optim.c): per-tensor gradient sum of squares, the
- * clip task (fixed-order total, then [coefficient, norm], same float operations as the CPU) and Adam
- * with the coefficient read on the device. */
+ * clip task (fixed-order total, then [coefficient, norm], same float operations as the CPU) and Adam,
+ * SGD and RMSprop with the coefficient read on the device. */
 #include "cuda_glue.h"
 
 #ifdef SF_CUDA_GLUE
@@ -32,6 +32,22 @@ void sf_adam_cuda(void *buffers[], void *cl_arg)
   sf_cuda_adam_step_coef(SF_CU_STREAM, sf_vec_f(buffers[0]), sf_vec_f(buffers[1]), sf_vec_f(buffers[2]),
                          sf_vec_f(buffers[3]), sf_vec_n(buffers[0]), a->lr, a->beta1, a->beta2, a->eps, a->step,
                          a->has_clip ? sf_vec_d(buffers[4]) : NULL);
+}
+
+/* buffers: [w, g, clip?] */
+void sf_sgd_cuda(void *buffers[], void *cl_arg)
+{
+  const sf_sgd_args *a = SF_CU_ARGS(sf_sgd_args, "sgd", cl_arg);
+  sf_cuda_sgd_step(SF_CU_STREAM, sf_vec_f(buffers[0]), sf_vec_f(buffers[1]), sf_vec_n(buffers[0]), a->lr,
+                   a->has_clip ? sf_vec_d(buffers[2]) : NULL);
+}
+
+/* buffers: [w, sq, g, clip?] */
+void sf_rmsprop_cuda(void *buffers[], void *cl_arg)
+{
+  const sf_rmsprop_args *a = SF_CU_ARGS(sf_rmsprop_args, "rmsprop", cl_arg);
+  sf_cuda_rmsprop_step(SF_CU_STREAM, sf_vec_f(buffers[0]), sf_vec_f(buffers[1]), sf_vec_f(buffers[2]),
+                       sf_vec_n(buffers[0]), a->lr, a->alpha, a->eps, a->has_clip ? sf_vec_d(buffers[3]) : NULL);
 }
 
 #endif

@@ -1,5 +1,6 @@
 /* OpenCL launchers of the optimizer, reduction and sample-loading codelets (codelets/optim.c,
  * reduce.c, sample.c): gradient sum of squares, clip coefficient from the partials in order, Adam,
+ * SGD, RMSprop,
  * fixed-order float / double sums (copy of part 0, then one add per part on the in-order queue),
  * zero fill, and the host-to-device copy of a sample. Kernels in optim.cl and reduce.cl. */
 #include "ocl_internal.h"
@@ -57,6 +58,38 @@ void sf_adam_opencl(void *buffers[], void *cl_arg)
   SF_OCL_LAUNCH(SF_OCL_K_adam, (size_t)n, SF_OCL_BUF(w), SF_OCL_BUF(m), SF_OCL_BUF(v), SF_OCL_BUF(g), SF_OCL_BUF(clip),
                 SF_OCL_ARG(has_clip), SF_OCL_ARG(n), SF_OCL_ARG(b1), SF_OCL_ARG(a1), SF_OCL_ARG(b2), SF_OCL_ARG(a2),
                 SF_OCL_ARG(bc2_sqrt), SF_OCL_ARG(neg_step), SF_OCL_ARG(epsf));
+  sf_ocl_done();
+}
+
+/* buffers: [w, g, clip?] */
+void sf_sgd_opencl(void *buffers[], void *cl_arg)
+{
+  sf_ocl_check_args("sgd", sizeof(sf_sgd_args));
+  const sf_sgd_args *a = cl_arg;
+  sf_ocl_buf w = sf_ocl_vector(buffers[0], 4, "sgd w"), g = sf_ocl_vector(buffers[1], 4, "sgd g");
+  sf_ocl_buf clip = a->has_clip ? sf_ocl_vector(buffers[2], 8, "sgd clip") : w;
+  cl_ulong n = STARPU_VECTOR_GET_NX(buffers[0]);
+  cl_int has_clip = a->has_clip != 0;
+  float neg_lr = (float)(-a->lr);
+  SF_OCL_LAUNCH(SF_OCL_K_sgd, (size_t)n, SF_OCL_BUF(w), SF_OCL_BUF(g), SF_OCL_BUF(clip), SF_OCL_ARG(has_clip),
+                SF_OCL_ARG(n), SF_OCL_ARG(neg_lr));
+  sf_ocl_done();
+}
+
+/* buffers: [w, sq, g, clip?]; constants rounded on the host exactly like sf_rmsprop_step */
+void sf_rmsprop_opencl(void *buffers[], void *cl_arg)
+{
+  sf_ocl_check_args("rmsprop", sizeof(sf_rmsprop_args));
+  const sf_rmsprop_args *a = cl_arg;
+  sf_ocl_buf w = sf_ocl_vector(buffers[0], 4, "rmsprop w"), sq = sf_ocl_vector(buffers[1], 4, "rmsprop sq");
+  sf_ocl_buf g = sf_ocl_vector(buffers[2], 4, "rmsprop g");
+  sf_ocl_buf clip = a->has_clip ? sf_ocl_vector(buffers[3], 8, "rmsprop clip") : w;
+  cl_ulong n = STARPU_VECTOR_GET_NX(buffers[0]);
+  cl_int has_clip = a->has_clip != 0;
+  float al = (float)a->alpha, a2 = (float)(1.0 - a->alpha), neg_lr = (float)(-a->lr), epsf = (float)a->eps;
+  SF_OCL_LAUNCH(SF_OCL_K_rmsprop, (size_t)n, SF_OCL_BUF(w), SF_OCL_BUF(sq), SF_OCL_BUF(g), SF_OCL_BUF(clip),
+                SF_OCL_ARG(has_clip), SF_OCL_ARG(n), SF_OCL_ARG(al), SF_OCL_ARG(a2), SF_OCL_ARG(neg_lr),
+                SF_OCL_ARG(epsf));
   sf_ocl_done();
 }
 

@@ -32,7 +32,7 @@
   X(maxpool3d_bwd, "elementwise.cl") X(concat_fwd, "elementwise.cl") X(concat_bwd, "elementwise.cl")  \
   X(loss_partial, "loss.cl") X(loss_bwd, "loss.cl") X(loss_wsum, "loss.cl")                           \
   X(dice_hard_partial, "loss.cl")                                                                     \
-  X(sumsq, "optim.cl") X(clip_step, "optim.cl") X(adam, "optim.cl")                                   \
+  X(sumsq, "optim.cl") X(clip_step, "optim.cl") X(adam, "optim.cl") X(sgd, "optim.cl") X(rmsprop, "optim.cl")                                   \
   X(add_f, "reduce.cl") X(add_d, "reduce.cl")
 
 #define SF_OCL_ENUM_(k, f) SF_OCL_K_##k,

@@ -1,8 +1,8 @@
 /* OpenCL C: the optimizer part of a step, device twins of codelets/cpu/optim.c: gradient sum of
  * squares (the CPU's 8-lane double pattern, one work-item: exact and order-identical), the
  * clip_grad_norm_ coefficient from the fixed-order sum of the partials (single work-item kernels
- * chained on the in-order queue), and torch.optim.Adam's float update with the CPU's op order and
- * fused multiply-adds. */
+ * chained on the in-order queue), and the float updates of torch.optim.Adam, SGD and RMSprop with
+ * the CPU's op order and fused multiply-adds. */
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -58,4 +58,29 @@ __kernel void sf_adam(__global float *w, ulong w_off, __global float *m, ulong m
   w[w_off + i] = w[w_off + i] + (neg_step * mi) / denom;
   m[m_off + i] = mi;
   v[v_off + i] = vi;
+}
+
+/* w: (n) += -lr * g * scale (torch.optim.SGD, momentum 0; one fused multiply-add like sf_sgd_step) */
+__kernel void sf_sgd(__global float *w, ulong w_off, __global const float *g, ulong g_off, __global const double *clip,
+                     ulong clip_off, int has_clip, ulong n, float neg_lr)
+{
+  ulong i = get_global_id(0);
+  if (i >= n) return;
+  float scale = has_clip ? (float)clip[clip_off] : 1.0f;
+  w[w_off + i] = fma(g[g_off + i] * scale, neg_lr, w[w_off + i]);
+}
+
+/* w, sq: (n) updated from g * scale; torch.optim.RMSprop (not centered, momentum 0) like sf_rmsprop_step */
+__kernel void sf_rmsprop(__global float *w, ulong w_off, __global float *sq, ulong sq_off, __global const float *g,
+                         ulong g_off, __global const double *clip, ulong clip_off, int has_clip, ulong n, float al,
+                         float a2, float neg_lr, float epsf)
+{
+  ulong i = get_global_id(0);
+  if (i >= n) return;
+  float scale = has_clip ? (float)clip[clip_off] : 1.0f;
+  float gi = g[g_off + i] * scale;
+  float si = fma(a2 * gi, gi, sq[sq_off + i] * al);
+  float avg = sqrt(si) + epsf;
+  w[w_off + i] = w[w_off + i] + (neg_lr * gi) / avg;
+  sq[sq_off + i] = si;
 }

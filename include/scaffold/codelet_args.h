@@ -72,6 +72,14 @@ typedef struct {
   long step;
   int has_clip; /* buffer 4 is the [clip coefficient, norm] vector */
 } sf_adam_args;
+typedef struct {
+  double lr;
+  int has_clip; /* buffer 1 is the [clip coefficient, norm] vector */
+} sf_sgd_args;
+typedef struct {
+  double lr, alpha, eps;
+  int has_clip; /* buffer 3 is the [clip coefficient, norm] vector */
+} sf_rmsprop_args;
 
 /* ---- sample loading (codelets/sample.c) ---- */
 typedef struct {

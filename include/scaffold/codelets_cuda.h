@@ -47,6 +47,8 @@ void sf_dice_hard_partial_cuda(void *buffers[], void *cl_arg);
 void sf_sumsq_cuda(void *buffers[], void *cl_arg);
 void sf_clip_coef_cuda(void *buffers[], void *cl_arg);
 void sf_adam_cuda(void *buffers[], void *cl_arg);
+void sf_sgd_cuda(void *buffers[], void *cl_arg);
+void sf_rmsprop_cuda(void *buffers[], void *cl_arg);
 void sf_sum_f_cuda(void *buffers[], void *cl_arg);
 void sf_sum_d_cuda(void *buffers[], void *cl_arg);
 void sf_zero_cuda(void *buffers[], void *cl_arg);

@@ -1,7 +1,8 @@
 /* The U-Net training step as a tiled StarPU task graph (docs/architecture.md §5): every activation is a
  * slab-split StarPU block (scaffold/tensor.h), every op a task (scaffold/tasks.h). A step submits
- * sample loading, forward, loss, backward, the fixed-order reductions, gradient clipping and Adam
- * asynchronously, then waits once. All memory (activations, gradients, Adam moments, partial sums)
+ * sample loading, forward, loss, backward, the fixed-order reductions, gradient clipping and the
+ * optimizer (Adam, SGD or RMSprop) asynchronously, then waits once. All memory (activations,
+ * gradients, optimizer state, partial sums)
  * is allocated by sf_graph_create, so steps allocate nothing.
  *
  * Usage (StarPU started first with sf_runtime_init):
@@ -20,7 +21,8 @@
  * Configuration keys used: `slabs` (0 = automatic: enough slabs per layer to feed every worker,
  * capped by the bottleneck edge), `more_determinism` (1 = fixed-order weight-gradient reduction:
  * bitwise identical results whatever the scheduler or worker count; the automatic slab count then
- * depends on the problem only), `optimizer` (ADAM only), `local_batch_size` (the largest batch a
+ * depends on the problem only), `optimizer` (a name of
+ * src/train/optimizers.c's table), `local_batch_size` (the largest batch a
  * step takes: per-sample loss sums and GroupNorm gradient copies are allocated for it). */
 #ifndef SF_GRAPH_H
 #define SF_GRAPH_H
@@ -42,19 +44,24 @@ typedef struct sf_graph sf_graph;
  * summed by one task, which takes at most 255 inputs). */
 #define SF_GRAPH_MAX_BATCH 255
 
+/* RMSprop hyper-parameters (torch defaults; spec §6.4: momentum 0, not centered). SGD has lr only. */
+#define SF_RMSPROP_ALPHA 0.99
+#define SF_RMSPROP_EPS 1e-8
+
 /* ---- optimizers (src/train/optimizers.c) ----
- * The optimizers the graph implements, by upstream config name (spec §6.4: upstream also has SGD
- * and, for any other name, RMSprop). `scaffold benchmark` refuses any other `optimizer` before it
- * starts; sf_graph_create checks again. */
-typedef enum { SF_OPT_ADAM } sf_optimizer_kind;
+ * The optimizers the graph implements, by upstream config name (spec §6.4: ADAM, SGD, and RMSprop
+ * for any other name; we accept "RMSProp" (upstream's CLI choice) and "RMSprop" only). `scaffold
+ * benchmark` refuses any other `optimizer` before it starts; sf_graph_create checks again. State:
+ * Adam's m and v; RMSprop's square_avg lives in v (m stays zero); SGD has none. */
+typedef enum { SF_OPT_ADAM, SF_OPT_SGD, SF_OPT_RMSPROP } sf_optimizer_kind;
 typedef struct {
-  const char *name; /* as written in the config ("ADAM") */
+  const char *name; /* as written in the config ("ADAM", "SGD", "RMSProp", "RMSprop") */
   sf_optimizer_kind kind;
   const char *what; /* hyper-parameters, for messages */
 } sf_optimizer_info;
 /* The implemented optimizer of that exact name, or NULL. */
 const sf_optimizer_info *sf_optimizer_find(const char *name);
-/* "ADAM" (the implemented names, comma-separated). */
+/* "ADAM, SGD, RMSProp, RMSprop" (the implemented names, comma-separated). */
 void sf_optimizer_names(char *buf, size_t len);
 
 /* The checks of sf_graph_create that need neither StarPU nor memory: `optimizer` in the table
@@ -71,13 +78,13 @@ double sf_graph_min_bytes(const sf_unet *u, int spatial);
 
 /* Builds the graph's data for the network u (which must outlive the graph) and registers params
  * (u->total_params floats). StarPU must be running. Returns NULL with a message in err on a bad
- * configuration (e.g. `slabs` above the bottleneck edge, an optimizer other than ADAM). */
+ * configuration (e.g. `slabs` above the bottleneck edge, an optimizer not in the table above). */
 sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, char *err, size_t errlen);
 /* Waits for pending tasks, unregisters every handle and frees the graph's memory. */
 void sf_graph_destroy(sf_graph *g);
 
-/* One training step on one sample: forward, loss, backward, clip to SF_CLIP_MAX_NORM, Adam with
- * learning rate lr at step adam_step (counted from 1). out: ce, soft foreground Dice, loss (of the
+/* One training step on one sample: forward, loss, backward, clip to SF_CLIP_MAX_NORM, the optimizer
+ * with learning rate lr (Adam: at step adam_step, counted from 1; SGD and RMSprop ignore it). out: ce, soft foreground Dice, loss (of the
  * forward before the update). Returns 0; -1 if the loss is not finite (the update is applied anyway,
  * as upstream does). */
 int sf_graph_train_step(sf_graph *g, const float *x, const uint16_t *labels, const float *class_w, double lr,
@@ -109,8 +116,8 @@ float *sf_graph_params(sf_graph *g);
 float *sf_graph_grads(sf_graph *g);   /* gradients of the last step, before clipping; distributed:
                                        * after a train step the mean over replicas, after a grad
                                        * step this rank's own (its slabs' part in a spatial run) */
-float *sf_graph_adam_m(sf_graph *g);
-float *sf_graph_adam_v(sf_graph *g);
+float *sf_graph_adam_m(sf_graph *g); /* the optimizer state: Adam's m and v; RMSprop's square_avg */
+float *sf_graph_adam_v(sf_graph *g); /* is v (m stays zero); SGD leaves both zero */
 /* Global gradient L2 norm of the last train step (before clipping). */
 double sf_graph_last_grad_norm(const sf_graph *g);
 

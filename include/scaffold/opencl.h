@@ -60,10 +60,13 @@ void sf_loss_partial_opencl(void *buffers[], void *cl_arg);
 void sf_loss_bwd_opencl(void *buffers[], void *cl_arg);
 void sf_loss_wsum_opencl(void *buffers[], void *cl_arg);
 void sf_dice_hard_partial_opencl(void *buffers[], void *cl_arg);
-/* optim: [part, g] (cl_arg NULL), [clip, part_0..], [w, m, v, g, clip?] */
+/* optim: [part, g] (cl_arg NULL), [clip, part_0..], adam [w, m, v, g, clip?], sgd [w, g, clip?],
+ * rmsprop [w, sq, g, clip?] */
 void sf_sumsq_opencl(void *buffers[], void *cl_arg);
 void sf_clip_coef_opencl(void *buffers[], void *cl_arg);
 void sf_adam_opencl(void *buffers[], void *cl_arg);
+void sf_sgd_opencl(void *buffers[], void *cl_arg);
+void sf_rmsprop_opencl(void *buffers[], void *cl_arg);
 /* reduce (cl_arg NULL): [out, part_0..] float / double, [h] any vector; sample: [dst] */
 void sf_sum_f_opencl(void *buffers[], void *cl_arg);
 void sf_sum_d_opencl(void *buffers[], void *cl_arg);

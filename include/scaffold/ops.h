@@ -173,5 +173,10 @@ float sf_clip_coef(double total_sumsq, float max_norm);
 /* torch.optim.Adam (no weight decay, no amsgrad), applied to g*grad_scale; step counts from 1. */
 void sf_adam_step(float *w, float *m, float *v, const float *g, size_t n, double lr, double beta1,
                   double beta2, double eps, long step, float grad_scale);
+/* torch.optim.SGD (momentum 0, no weight decay): w -= lr * g*grad_scale. */
+void sf_sgd_step(float *w, const float *g, size_t n, double lr, float grad_scale);
+/* torch.optim.RMSprop (not centered, momentum 0, no weight decay): sq is square_avg, updated in place. */
+void sf_rmsprop_step(float *w, float *sq, const float *g, size_t n, double lr, double alpha, double eps,
+                     float grad_scale);
 
 #endif

@@ -121,6 +121,11 @@ void sf_cuda_sumsq_partial(sf_gpu_stream_t s, double *acc, const float *g, size_
 void sf_cuda_adam_step(sf_gpu_stream_t s, float *w, float *m, float *v, const float *g, size_t n, double lr,
                        double beta1, double beta2, double eps, long step, float grad_scale,
                        const double *total_sumsq, float max_norm);
+/* sf_sgd_step / sf_rmsprop_step on the device with grad_scale = (float)*coef read on the device (the
+ * clip task's coefficient), or 1 when coef is NULL. */
+void sf_cuda_sgd_step(sf_gpu_stream_t s, float *w, const float *g, size_t n, double lr, const double *coef);
+void sf_cuda_rmsprop_step(sf_gpu_stream_t s, float *w, float *sq, const float *g, size_t n, double lr, double alpha,
+                          double eps, const double *coef);
 
 /* ---- step glue (codelets/cuda/step_glue.cu): what the StarPU codelets need beyond ops.h ----
  * parts: a HOST array of nparts DEVICE pointers. Sums run left to right in part order, like the CPU

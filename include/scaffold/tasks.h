@@ -129,6 +129,11 @@ void insert_task_dice_hard_partial(const sf_topt *o, sf_handle acc_part, sf_hand
 void insert_task_sumsq(const sf_topt *o, sf_handle part, sf_handle g);
 /* clip: (2) double written = [clip coefficient, total norm] from the nparts sumsq partials (in order) */
 void insert_task_clip_coef(const sf_topt *o, sf_handle clip, const sf_handle *parts, int nparts, float max_norm);
+/* torch.optim.SGD (momentum 0) on w (RW) with g * clip[0] (clip may be NULL: scale 1) */
+void insert_task_sgd(const sf_topt *o, sf_handle w, sf_handle g, sf_handle clip, double lr);
+/* torch.optim.RMSprop (not centered, momentum 0) on w and its square_avg sq (RW) with g * clip[0] */
+void insert_task_rmsprop(const sf_topt *o, sf_handle w, sf_handle sq, sf_handle g, sf_handle clip, double lr,
+                         double alpha, double eps);
 /* torch.optim.Adam on w, m, v (RW) with g * clip[0] (clip may be NULL: scale 1); step counts from 1 */
 void insert_task_adam(const sf_topt *o, sf_handle w, sf_handle m, sf_handle v, sf_handle g, sf_handle clip,
                       double lr, double beta1, double beta2, double eps, long step);

@@ -73,6 +73,9 @@ typedef struct {
   /* Distribution of the writer (0 in files from before these fields: read as 1). The running sums
    * above are global (over replicas); an epoch stopped midway resumes only with `replicas`. */
   long replicas, spatial_ranks;
+  /* The writer's `optimizer` (what the m / v arrays hold; "" in files from before it: read as ADAM,
+   * the only optimizer then). A resume refuses a different optimizer. */
+  char optimizer[16];
 } sf_ckpt_state;
 
 typedef enum {

@@ -95,9 +95,9 @@ const sf_key sf_keys[] = {
   /* ---- upstream: external learning-rate specification ---- */
   KEY_INT(local_batch_size, LR, 1, ge1, ">= 1", "--local-batch-size",
           "Samples per data-parallel replica per step."),
-  KEY_STR(optimizer, LR, "ADAM", NULL, "`benchmark`: an optimizer the training graph implements: ADAM",
-          "--optimizer",
-          "Upstream: ADAM, SGD, any other string RMSprop. `benchmark` refuses the ones not implemented yet."),
+  KEY_STR(optimizer, LR, "ADAM", NULL,
+          "`benchmark`: an optimizer the training graph implements: ADAM, SGD, RMSProp, RMSprop", "--optimizer",
+          "Upstream: ADAM, SGD, any other string RMSprop. `benchmark` takes RMSprop under its two names only."),
   KEY_FLT(starting_learning_rate, LR, 0.001, positive, "> 0", "--starting-learning-rate",
           "Initial (maximum) learning rate."),
   KEY_FLT(min_learning_rate, LR, 0.0001, positive, "> 0 and <= starting_learning_rate",

@@ -8,8 +8,10 @@
  *        i64 total_optimizer_steps, i64 sched_steps, i64 sampler_seed, i64 partial_epoch,
  *        i64 partial_steps, i64 partial_opt_steps, f64 partial_loss, f64 partial_dice,
  *        f64 partial_samples, f64 partial_seconds, i64 replicas, i64 spatial_ranks (0 in files written
- *        before these two: read as one rank); zeros up to the header size
- *   256  params, Adam m, Adam v: 3 x nparams float32
+ *        before these two: read as one rank), optimizer name NUL-padded (16 bytes; zeros in files
+ *        written before it: read as "ADAM"); zeros up to the header size
+ *   256  params, optimizer state m, v: 3 x nparams float32 (Adam m and v; RMSprop: m zero, v its
+ *        square_avg; SGD: both zero)
  *   end  u64 FNV-1a 64 of every byte before it
  *
  * Written atomically (temporary file, fsync, rename). Reading checks magic, version, size,
@@ -67,6 +69,7 @@ void sf_ckpt_state_init(sf_ckpt_state *s, const sf_unet *u)
   s->val_loss_avg = NAN;
   s->best_val_loss = INFINITY;
   s->sampler_seed = SF_SAMPLER_SEED;
+  snprintf(s->optimizer, sizeof s->optimizer, "ADAM");
 }
 
 /* ---- header (de)serialisation ---- */
@@ -139,6 +142,8 @@ static void encode_header(unsigned char *b, const sf_ckpt_state *s)
   put_f64(b, &o, s->partial_seconds);
   put_u64(b, &o, (uint64_t)s->replicas);
   put_u64(b, &o, (uint64_t)s->spatial_ranks);
+  memcpy(b + o, s->optimizer, strnlen(s->optimizer, sizeof s->optimizer - 1));
+  o += sizeof s->optimizer;
   SF_ASSERT(o <= HDR_BYTES);
 }
 
@@ -174,6 +179,9 @@ static void decode_header(const unsigned char *b, sf_ckpt_state *s)
   s->partial_seconds = get_f64(b, &o);
   s->replicas = (long)get_u64(b, &o);
   s->spatial_ranks = (long)get_u64(b, &o);
+  memcpy(s->optimizer, b + o, sizeof s->optimizer - 1);
+  s->optimizer[sizeof s->optimizer - 1] = '\0';
+  if (!s->optimizer[0]) snprintf(s->optimizer, sizeof s->optimizer, "ADAM"); /* written before the field */
 }
 
 /* ---- writing ---- */

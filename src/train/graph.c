@@ -409,8 +409,9 @@ int sf_graph_check_config(const sf_unet *u, const sf_config *c, int spatial, con
   if (!sf_optimizer_find(c->optimizer)) {
     sf_optimizer_names(names, sizeof names);
     *key = "optimizer";
-    snprintf(err, errlen, "the StarPU training graph implements %s only (upstream's SGD and RMSprop are not "
-             "implemented yet); expected one of: %s", names, names);
+    snprintf(err, errlen, "not an optimizer the StarPU training graph implements (upstream takes any other name as "
+             "RMSprop; here RMSprop goes by its own names, so a typo cannot switch optimizers); expected one of: %s",
+             names);
     return -1;
   }
   if (c->local_batch_size > SF_GRAPH_MAX_BATCH) {
@@ -476,6 +477,7 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
   }
 
   sf_graph *g = sf_calloc(1, sizeof *g, "task graph");
+  g->opt = sf_optimizer_find(c->optimizer)->kind; /* checked above */
   g->spatial = T;
   /* a spatial replica's tasks go through StarPU-MPI (scaffold/tasks.h); priorities: sample loads,
    * then the activation path, then weight gradients */

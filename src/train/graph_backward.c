@@ -1,5 +1,6 @@
 /* The loss, the U-Net backward pass and the optimizer as tasks: the forward list of
- * graph_forward.c in reverse, then gradient clipping and Adam (spec §6.1). The samples of a batch
+ * graph_forward.c in reverse, then gradient clipping and the optimizer (Adam, SGD or RMSprop; spec
+ * §6.1, §6.4). The samples of a batch
  * (local_batch_size > 1) run one after the other through the same buffers, and their gradients add
  * up: COMMUTE gradients are zeroed before the first sample only, per-slab partials are written by
  * the first sample and added to (RW, in order) by the others, and the GroupNorm reductions write
@@ -201,7 +202,13 @@ void sf_graph_submit_optimizer(sf_graph *g, double lr, long step)
   const sf_topt local = {.prio = g->opt_low.prio, .mpi = 0};
   for (int p = 0; p < g->P; p++) insert_task_sumsq(&local, g->hsumsq[p], g->hg[p]);
   insert_task_clip_coef(&local, g->clip, g->hsumsq, g->P, SF_CLIP_MAX_NORM);
-  for (int p = 0; p < g->P; p++)
-    insert_task_adam(&local, g->hp[p], g->hm[p], g->hv[p], g->hg[p], g->clip, lr, SF_ADAM_BETA1, SF_ADAM_BETA2,
-                     SF_ADAM_EPS, step);
+  for (int p = 0; p < g->P; p++) {
+    if (g->opt == SF_OPT_SGD)
+      insert_task_sgd(&local, g->hp[p], g->hg[p], g->clip, lr);
+    else if (g->opt == SF_OPT_RMSPROP)
+      insert_task_rmsprop(&local, g->hp[p], g->hv[p], g->hg[p], g->clip, lr, SF_RMSPROP_ALPHA, SF_RMSPROP_EPS);
+    else
+      insert_task_adam(&local, g->hp[p], g->hm[p], g->hv[p], g->hg[p], g->clip, lr, SF_ADAM_BETA1, SF_ADAM_BETA2,
+                       SF_ADAM_EPS, step);
+  }
 }

@@ -75,7 +75,8 @@ struct sf_graph {
   sf_handle *split_grad;             /* 2P: the two tap blocks of gradient p (NULL: not split) */
   int *split_taps;                   /* P: taps in the first block (its rows: taps*Cin); 0 = not split */
   size_t total;
-  sf_handle *hp, *hg, *hm, *hv;      /* P each */
+  sf_handle *hp, *hg, *hm, *hv;      /* P each; hv is RMSprop's square_avg, SGD uses neither */
+  sf_optimizer_kind opt;             /* the config's optimizer (src/train/optimizers.c) */
   sf_handle *hgp;                    /* S*P, [k*P + p]; NULL entries for params without partials */
   unsigned char *slab_grad;          /* P: 1 if slabs contribute to this gradient (conv, upconv, outconv) */
   sf_handle *gn_sample;              /* bmax > 1: bmax*P, [b*P + p]: sample b's GroupNorm parameter
@@ -116,7 +117,7 @@ void sf_graph_submit_forward(sf_graph *g);
 /* graph_backward.c: the loss partials and their reduction into the loss sums of sample b of the
  * batch; the loss backward and the backward of the network for sample b of a batch of B, adding
  * into the batch's gradients (the first sample starts them, the last one completes them); then
- * clipping and Adam. */
+ * clipping and the optimizer the config selects (Adam, SGD or RMSprop). */
 void sf_graph_submit_loss(sf_graph *g, int b);
 void sf_graph_submit_backward(sf_graph *g, int b, int B);
 void sf_graph_submit_optimizer(sf_graph *g, double lr, long step);

@@ -8,6 +8,11 @@
 
 static const sf_optimizer_info optimizers[] = {
   {"ADAM", SF_OPT_ADAM, "torch.optim.Adam defaults: betas (0.9, 0.999), eps 1e-8, no weight decay"},
+  {"SGD", SF_OPT_SGD, "torch.optim.SGD(lr): momentum 0, no weight decay"},
+  /* upstream gives RMSprop for any name but ADAM and SGD; we take its CLI's spelling and torch's, and
+   * refuse the rest (a typo would otherwise change the optimizer silently) */
+  {"RMSProp", SF_OPT_RMSPROP, "torch.optim.RMSprop defaults: alpha 0.99, eps 1e-8, momentum 0, not centered"},
+  {"RMSprop", SF_OPT_RMSPROP, "torch.optim.RMSprop defaults: alpha 0.99, eps 1e-8, momentum 0, not centered"},
 };
 #define NOPT ((int)(sizeof optimizers / sizeof optimizers[0]))
 

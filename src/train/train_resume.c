@@ -15,6 +15,7 @@
 #include "scaffold/common.h"
 #include "scaffold/dist.h"
 #include "scaffold/fsutil.h"
+#include "scaffold/graph.h"
 #include "train_internal.h"
 
 /* ---- checkpoints ---- */
@@ -28,6 +29,7 @@ int sf_train_save_checkpoint(sf_tctx *t, int consider_best)
   t->st.replicas = t->R;
   t->st.spatial_ranks = sf_dist_spatial();
   t->failed_epoch = t->st.epoch;
+  snprintf(t->st.optimizer, sizeof t->st.optimizer, "%s", t->c->optimizer);
   int rc = 0;
   if (t->c->async_save && sf_train_join_checkpoint(t) != 0) return -1; /* at most one save in flight */
   if (t->c->async_save && sf_dist_is_root() && !t->saver) t->saver = sf_ckpt_saver_new(t->N);
@@ -137,6 +139,15 @@ static int load_checkpoint(sf_tctx *t, sf_train_result *r)
     sf_graph_release_state(t->g);
   }
   if (lc != 0) return lc;
+  const sf_optimizer_info *was_opt = sf_optimizer_find(t->st.optimizer), *now_opt = sf_optimizer_find(t->c->optimizer);
+  if (!was_opt || !now_opt || was_opt->kind != now_opt->kind) {
+    snprintf(r->error, sizeof r->error,
+             "refusing to resume: the checkpoint in %s holds the state of optimizer '%s', the config asks for '%s' "
+             "(config key 'optimizer'); resume with optimizer: %s, or start a new run",
+             t->ckpt_dir, t->st.optimizer, t->c->optimizer, t->st.optimizer);
+    r->status = SF_EXIT_USAGE;
+    return -1;
+  }
   long was = t->st.replicas > 0 ? t->st.replicas : 1, spatial = t->st.spatial_ranks > 0 ? t->st.spatial_ranks : 1;
   if (t->st.partial_epoch && was != t->R) {
     snprintf(r->error, sizeof r->error,

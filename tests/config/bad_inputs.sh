@@ -251,9 +251,10 @@ refuse() {
   done
   echo "ok   bench_$name (${best} ms, nothing written): $err"
 }
-refuse optimizer_file "optimizer_sgd.yml:3" "key 'optimizer'" '"SGD"' "implements ADAM" "expected one of: ADAM" \
-  -- -c "$tiny" -c "$bad/optimizer_sgd.yml"
-refuse optimizer_set "override --set optimizer=RMSProp" "not implemented yet" -- -c "$tiny" --set optimizer=RMSProp
+refuse optimizer_file "optimizer_unknown.yml:3" "key 'optimizer'" '"Adagrad"' \
+  "expected one of: ADAM, SGD, RMSProp, RMSprop" -- -c "$tiny" -c "$bad/optimizer_unknown.yml"
+refuse optimizer_set "override --set optimizer=rmsprop" "key 'optimizer'" "expected one of: ADAM" \
+  -- -c "$tiny" --set optimizer=rmsprop
 refuse optimizer_flag "override --optimizer SGDX" "key 'optimizer'" '"SGDX"' -- -c "$tiny" --optimizer SGDX
 refuse dc_num_shards_file "dc_num_shards.yml:2" "key 'dc_num_shards'" "'[1, 1, 2]'" "expected [1, 1, 1]" \
   -- -c "$tiny" -c "$bad/dc_num_shards.yml"

@@ -503,6 +503,28 @@ static void check_optim(size_t n)
     cudaFree(dw), cudaFree(dm), cudaFree(dv), cudaFree(dtot);
     free(hw), free(hm), free(hv);
   }
+  /* SGD and RMSprop with the clip coefficient read on the device (or none: scale 1) */
+  for (int clip = 0; clip <= 1; clip++) {
+    double cf = 0.37;
+    double *dcf = clip ? dupd(&cf, 1) : NULL;
+    float scale = clip ? (float)cf : 1.0f;
+    const char *var = clip ? "device coef" : "no coef";
+    float *dw = dupf(w, n), *dsq = dupf(v, n), *hw = xmalloc(n * sizeof(float)), *hsq = xmalloc(n * sizeof(float));
+    memcpy(hw, w, n * sizeof(float));
+    sf_sgd_step(hw, g, n, 1e-3, scale);
+    sf_cuda_sgd_step(g_s, dw, dg, n, 1e-3, dcf);
+    cmp_f("sgd_step w", var, shape, dw, hw, n, 1e-6);
+    cudaFree(dw);
+    dw = dupf(w, n);
+    memcpy(hw, w, n * sizeof(float)), memcpy(hsq, v, n * sizeof(float));
+    sf_rmsprop_step(hw, hsq, g, n, 1e-3, 0.99, 1e-8, scale);
+    sf_cuda_rmsprop_step(g_s, dw, dsq, dg, n, 1e-3, 0.99, 1e-8, dcf);
+    cmp_f("rmsprop_step w", var, shape, dw, hw, n, 1e-6);
+    cmp_f("rmsprop_step square_avg", var, shape, dsq, hsq, n, 1e-6);
+    cudaFree(dw), cudaFree(dsq);
+    if (dcf) cudaFree(dcf);
+    free(hw), free(hsq);
+  }
   cudaFree(dacc), cudaFree(dg);
   free(g), free(w), free(m), free(v);
 }

@@ -125,6 +125,9 @@ void gt_run_graph(const gt_problem *p, int slabs, int determinism, int nsteps, d
   gt_run_graph_hook(p, slabs, determinism, nsteps, lr, r, NULL, NULL);
 }
 
+static const char *g_optimizer = "ADAM";
+void gt_set_optimizer(const char *name) { g_optimizer = name; }
+
 void gt_run_graph_hook(const gt_problem *p, int slabs, int determinism, int nsteps, double lr, gt_result *r,
                        gt_step_hook after_step, void *ctx)
 {
@@ -137,6 +140,8 @@ void gt_run_graph_hook(const gt_problem *p, int slabs, int determinism, int nste
   sf_config_init(&c);
   c.slabs = slabs;
   c.more_determinism = determinism;
+  free(c.optimizer);
+  c.optimizer = sf_strdup(g_optimizer);
   char err[512];
   sf_graph *g = sf_graph_create(&p->u, &c, params, err, sizeof err);
   if (!g) SF_ABORT("sf_graph_create: %s", err);
@@ -229,6 +234,8 @@ void gt_run_graph_batches(const gt_problem *p, int slabs, int determinism, int n
   c.slabs = slabs;
   c.more_determinism = determinism;
   c.local_batch_size = bmax;
+  free(c.optimizer);
+  c.optimizer = sf_strdup(g_optimizer);
   char err[512];
   sf_graph *g = sf_graph_create(&p->u, &c, params, err, sizeof err);
   if (!g) SF_ABORT("sf_graph_create: %s", err);
@@ -249,7 +256,7 @@ void gt_run_graph_batches(const gt_problem *p, int slabs, int determinism, int n
   free(params);
 }
 
-/* clip_grad_norm_(SF_CLIP_MAX_NORM) + Adam on the host, per tensor as the graph's tasks. */
+/* clip_grad_norm_(SF_CLIP_MAX_NORM) + the optimizer on the host, per tensor as the graph's tasks. */
 static void ref_optimizer(const gt_problem *p, gt_result *r, double lr, long step)
 {
   double sumsq = 0;
@@ -259,8 +266,18 @@ static void ref_optimizer(const gt_problem *p, gt_result *r, double lr, long ste
     sumsq += part;
   }
   float coef = sf_clip_coef(sumsq, SF_CLIP_MAX_NORM);
+  const sf_optimizer_kind kind = sf_optimizer_find(g_optimizer)->kind;
   for (int q = 0; q < p->u.nparams; q++) {
     size_t o = p->u.params[q].offset;
+    if (kind == SF_OPT_SGD) {
+      sf_sgd_step(r->params + o, r->grads + o, p->u.params[q].numel, lr, coef);
+      continue;
+    }
+    if (kind == SF_OPT_RMSPROP) {
+      sf_rmsprop_step(r->params + o, r->v + o, r->grads + o, p->u.params[q].numel, lr, SF_RMSPROP_ALPHA,
+                      SF_RMSPROP_EPS, coef);
+      continue;
+    }
     sf_adam_step(r->params + o, r->m + o, r->v + o, r->grads + o, p->u.params[q].numel, lr, SF_ADAM_BETA1,
                  SF_ADAM_BETA2, SF_ADAM_EPS, step, coef);
   }

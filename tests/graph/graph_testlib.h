@@ -1,7 +1,8 @@
 /* Shared helpers of the task-graph tests (tests/graph): a small U-Net problem with deterministic
  * samples, StarPU start/stop with a chosen scheduler and worker count (each process gets its own
  * STARPU_HOME temp dir), N training steps (single samples or batches) through the graph, and the
- * same N steps through the sequential reference (sf_unet_ref_train_step / _batch_step + clip + Adam). */
+ * same N steps through the sequential reference (sf_unet_ref_train_step / _batch_step + clip + the
+ * optimizer: Adam unless gt_set_optimizer chose another). */
 #ifndef SF_GRAPH_TESTLIB_H
 #define SF_GRAPH_TESTLIB_H
 
@@ -41,6 +42,8 @@ void gt_cleanup(void);
 
 /* nsteps training steps through the task graph (StarPU must be running), sample i at step i.
  * slabs 0 = automatic. */
+/* The `optimizer` config name the next graph and reference runs use ("ADAM" until set). */
+void gt_set_optimizer(const char *name);
 void gt_run_graph(const gt_problem *p, int slabs, int determinism, int nsteps, double lr, gt_result *r);
 /* The same, calling after_step(g, step, ctx) after every step (e.g. to inspect the gradients). */
 typedef void (*gt_step_hook)(sf_graph *g, int step, void *ctx);

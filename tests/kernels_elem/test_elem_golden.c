@@ -1,6 +1,7 @@
 /* The element-wise kernels against PyTorch 1.13 (fixtures from scripts/make_golden_optim.py):
  * clip_grad_norm_ + Adam for 20 steps with the lr changed by CosineAnnealingWarmRestarts every step,
- * with (coef < 1) and without (coef > 1, clamped) clipping; the scheduler's lr over 75 epochs; the
+ * with (coef < 1) and without (coef > 1, clamped) clipping, and the same with SGD and RMSprop
+ * (optim_sgd_rmsprop.bin); the scheduler's lr over 75 epochs; the
  * spec §6.1-6.3 loss value and dL/dz; nn.GroupNorm (+ReLU) forward and backward; MaxPool3d (ties and
  * a NaN) forward, argmax and backward. Argument 1: the tests/golden directory. */
 #include <math.h>
@@ -95,6 +96,66 @@ static void test_adam(const gold_file *g, const char *tag)
 #undef NM
 }
 
+/* SGD (sq == NULL) or RMSprop: 20 steps on two tensors vs torch, weights and updates */
+static void test_plain(const gold_file *g, const char *tag, int rmsprop)
+{
+  char nm[64];
+#define NM(s) (snprintf(nm, sizeof nm, "%s_%s", tag, s), nm)
+  const int32_t *sizes = GI(NM("sizes"), 2);
+  const double *hy = GD(NM("hyper"), 4); /* alpha, eps, max_norm, steps */
+  const size_t n0 = (size_t)sizes[0], n = n0 + (size_t)sizes[1];
+  const int steps = (int)hy[3];
+  const float *w0 = GF(NM("w0"), n), *grads = GF(NM("grads"), steps * n), *coef = GF(NM("coef"), steps);
+  const float *wt = GF(NM("w"), steps * n), *sqt = rmsprop ? GF(NM("sq"), n) : NULL;
+  const double *lr = GD(NM("lr"), steps);
+  float *w = malloc(n * 4), *sq = calloc(n, 4), *cf = malloc(steps * 4), *dw = malloc(n * 4), *dwt = malloc(n * 4);
+  double werr = 0, derr = 0;
+  size_t bitwise = 0;
+  memcpy(w, w0, n * 4);
+  for (int s = 0; s < steps; s++) {
+    const float *gs = grads + s * n;
+    double ss = 0;
+    sf_sumsq_partial(&ss, gs, n0);
+    sf_sumsq_partial(&ss, gs + n0, n - n0);
+    cf[s] = sf_clip_coef(ss, (float)hy[2]);
+    SF_CHECK(lr[s] == sf_cosine_warm_restart_lr(s, 1e-3, 1e-4, 3, 2), "%s: fixture lr at step %d is %.17g", tag, s + 1,
+             lr[s]);
+    if (rmsprop) {
+      sf_rmsprop_step(w, sq, gs, n0, lr[s], hy[0], hy[1], cf[s]);
+      sf_rmsprop_step(w + n0, sq + n0, gs + n0, n - n0, lr[s], hy[0], hy[1], cf[s]);
+    } else {
+      sf_sgd_step(w, gs, n0, lr[s], cf[s]);
+      sf_sgd_step(w + n0, gs + n0, n - n0, lr[s], cf[s]);
+    }
+    for (size_t i = 0; i < n; i++) {
+      dw[i] = w[i] - w0[i];
+      dwt[i] = wt[s * n + i] - w0[i];
+      bitwise += w[i] == wt[s * n + i];
+    }
+    werr = fmax(werr, sf_max_rel_err_f(w, wt + s * n, n, NULL));
+    derr = fmax(derr, sf_max_rel_err_f(dw, dwt, n, NULL));
+  }
+  char name[96];
+  snprintf(name, sizeof name, "%s: clip coef vs torch", tag);
+  sf_check_close_f(name, cf, coef, steps, 1e-6);
+  SF_CHECK(werr <= 1e-6, "%s: weights over %d steps: max rel err %.3e > 1e-6", tag, steps, werr);
+  SF_CHECK(derr <= 1e-5, "%s: weight updates (w - w0) over %d steps: max rel err %.3e > 1e-5", tag, steps, derr);
+  printf("info %s: weights max rel err %.3e, updates max rel err %.3e, %zu of %zu values bitwise equal to torch\n",
+         tag, werr, derr, bitwise, steps * n);
+  if (rmsprop) {
+    snprintf(name, sizeof name, "%s: RMSprop square_avg after %d steps", tag, steps);
+    sf_check_close_f(name, sq, sqt, n, 1e-5);
+  }
+  float lo = 1, hi = 0;
+  for (int s = 0; s < steps; s++) lo = fminf(lo, coef[s]), hi = fmaxf(hi, coef[s]);
+  if (strstr(tag, "noclip"))
+    SF_CHECK(lo == 1, "fixture's %s case clips (min coef %g): regenerate", tag, lo);
+  else
+    SF_CHECK(hi < 1, "fixture's %s case never clips (max coef %g): regenerate", tag, hi);
+  free(w); free(sq); free(cf); free(dw); free(dwt);
+#undef NM
+}
+
 static void test_loss(const gold_file *g)
 {
   const int32_t *sh = GI("loss_shape", 4);
@@ -178,15 +239,22 @@ static void test_maxpool(const gold_file *g)
 int main(int argc, char **argv)
 {
   const char *dir = argc > 1 ? argv[1] : "tests/golden";
-  gold_file ga, ge;
-  if (!gold_open(&ga, dir, "optim_adam.bin") || !gold_open(&ge, dir, "optim_elem.bin")) return 1;
+  gold_file ga, ge, go;
+  if (!gold_open(&ga, dir, "optim_adam.bin") || !gold_open(&ge, dir, "optim_elem.bin") ||
+      !gold_open(&go, dir, "optim_sgd_rmsprop.bin"))
+    return 1;
   test_schedule(&ga);
   test_adam(&ga, "clip");
   test_adam(&ga, "noclip");
+  test_plain(&go, "sgd_clip", 0);
+  test_plain(&go, "sgd_noclip", 0);
+  test_plain(&go, "rmsprop_clip", 1);
+  test_plain(&go, "rmsprop_noclip", 1);
   test_loss(&ge);
   test_groupnorm(&ge);
   test_maxpool(&ge);
   gold_close(&ga);
   gold_close(&ge);
+  gold_close(&go);
   return sf_test_end();
 }

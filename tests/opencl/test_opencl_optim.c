@@ -1,6 +1,6 @@
 /* OpenCL optimizer, reduction and sample-loading launchers against the CPU code: gradient sum of
  * squares (odd length), clip coefficient from partials in order (clipping and not), three Adam steps
- * with and without the clip coefficient, fixed-order float / double sums, zero fill, and sample_load
+ * with and without the clip coefficient, three SGD and RMSprop steps (same), fixed-order float / double sums, zero fill, and sample_load
  * into a float slab, a uint16 label slab and a vector. Run as StarPU tasks on the OpenCL worker.
  * Then a second StarPU session in the same process (kernels rebuilt for the new OpenCL context).
  * 1e-5 relative (the optimizer and copies are expected to match exactly). */
@@ -17,6 +17,8 @@
 OCL_CODELET(c_sumsq, sf_sumsq_opencl);
 OCL_CODELET(c_clip, sf_clip_coef_opencl);
 OCL_CODELET(c_adam, sf_adam_opencl);
+OCL_CODELET(c_sgd, sf_sgd_opencl);
+OCL_CODELET(c_rmsprop, sf_rmsprop_opencl);
 OCL_CODELET(c_sum_f, sf_sum_f_opencl);
 OCL_CODELET(c_sum_d, sf_sum_d_opencl);
 OCL_CODELET(c_zero, sf_zero_opencl);
@@ -82,6 +84,36 @@ static void test_adam(uint64_t *seed, int with_clip)
   sf_check_close_f(with_clip ? "adam m, clipped" : "adam m", m, mr, N, RTOL);
   sf_check_close_f(with_clip ? "adam v, clipped" : "adam v", v, vr, N, RTOL);
   free(w), free(m), free(v), free(g), free(wr), free(mr), free(vr);
+}
+
+/* three SGD and three RMSprop steps on n = 1001 elements, the gradient scaled by clip[0] or not */
+static void test_sgd_rmsprop(uint64_t *seed, int with_clip)
+{
+  enum { N = 1001 };
+  float *w = ocl_floats(N, seed, -1, 1), *g = ocl_floats(N, seed, -1, 1), *w2 = ocl_copy(w, N), *sq = calloc(N, 4);
+  float *wr = ocl_copy(w, N), *w2r = ocl_copy(w, N), *sqr = calloc(N, 4);
+  double clip[2] = {0.37, 2.7};
+  const double lr = 1e-3, alpha = 0.99, eps = 1e-8;
+  const float scale = with_clip ? (float)clip[0] : 1.0f;
+  starpu_data_handle_t hc = ocl_vec(clip, 2, 8), hg = ocl_vec(g, N, 4);
+  starpu_data_handle_t hs[3] = {ocl_vec(w, N, 4), hg, hc}, hr[4] = {ocl_vec(w2, N, 4), ocl_vec(sq, N, 4), hg, hc};
+  enum starpu_data_access_mode ms[3] = {RW, R, R}, mr[4] = {RW, RW, R, R};
+  for (int step = 1; step <= 3; step++) {
+    sf_sgd_args sa = {lr * step, with_clip};
+    sf_rmsprop_args ra = {lr * step, alpha, eps, with_clip};
+    ocl_submit(&c_sgd, &sa, sizeof sa, with_clip ? 3 : 2, hs, ms);
+    ocl_submit(&c_rmsprop, &ra, sizeof ra, with_clip ? 4 : 3, hr, mr);
+    sf_sgd_step(wr, g, N, lr * step, scale);
+    sf_rmsprop_step(w2r, sqr, g, N, lr * step, alpha, eps, scale);
+  }
+  ocl_unregister(1, &hs[0]);
+  ocl_unregister(2, hr);
+  ocl_unregister(1, &hg);
+  ocl_unregister(1, &hc);
+  sf_check_close_f(with_clip ? "sgd w, 3 steps, clipped" : "sgd w, 3 steps", w, wr, N, RTOL);
+  sf_check_close_f(with_clip ? "rmsprop w, 3 steps, clipped" : "rmsprop w, 3 steps", w2, w2r, N, RTOL);
+  sf_check_close_f(with_clip ? "rmsprop square_avg, clipped" : "rmsprop square_avg", sq, sqr, N, RTOL);
+  free(w), free(g), free(w2), free(sq), free(wr), free(w2r), free(sqr);
 }
 
 /* out = p0 + p1 + p2 (float and double), then zero fills */
@@ -157,6 +189,8 @@ int main(void)
   test_sumsq_clip(&seed, 1e3f, "norm below max_norm: coefficient 1");
   test_adam(&seed, 0);
   test_adam(&seed, 1);
+  test_sgd_rmsprop(&seed, 0);
+  test_sgd_rmsprop(&seed, 1);
   test_reduce(&seed);
   test_sample_load(&seed);
   printf("tasks ran in %.2f s\n", sf_now() - t0);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Unusable checkpoints (spec §6.8): a corrupt checkpoint_last is renamed *.corrupt and the run
 # falls back to checkpoint_best; truncated last and best give an error naming the file; a
-# checkpoint of another topology is refused (status 2); --restart needs --run-dir, and a directory
+# checkpoint of another topology or optimizer is refused (status 2); --restart needs --run-dir, and a directory
 # with neither a checkpoint nor config.yaml is not a run directory (tests/reliability/
 # test_restart_fresh.sh: a run directory without a checkpoint starts over).
 source "$(dirname "$0")/lib.sh"
@@ -39,6 +39,13 @@ st=$?
 [ $st = 2 ] || die "topology mismatch: status $st, expected 2: $(cat "$T/3.log")"
 grep -q "refusing to resume: checkpoint .*checkpoint_last.bin is for another network" "$T/3.log" ||
   die "mismatch message: $(cat "$T/3.log")"
+# 3b. another optimizer is refused (the checkpoint's m / v are Adam's moments)
+"$SF_BINARY" benchmark -c "$S/config.yaml" --set optimizer=SGD --set epochs=2 --restart --run-dir "$S" \
+  >"$T/3b.log" 2>&1
+st=$?
+[ $st = 2 ] || die "optimizer mismatch: status $st, expected 2: $(cat "$T/3b.log")"
+grep -q "refusing to resume: the checkpoint in .* holds the state of optimizer 'ADAM', the config asks for 'SGD'" \
+  "$T/3b.log" || die "optimizer mismatch message: $(cat "$T/3b.log")"
 
 # 4. usage errors
 "$SF_BINARY" benchmark -c "$CFG" --restart >"$T/4.log" 2>&1

@@ -86,6 +86,7 @@ static void test_checkpoint(const char *dir)
   st.partial_epoch = 8;
   st.partial_steps = 13;
   st.partial_loss = 1.5;
+  snprintf(st.optimizer, sizeof st.optimizer, "RMSProp");
   char *path = sf_path_join(dir, "ck.bin");
   SF_CHECK(sf_checkpoint_write(path, &st, p, m, v, err, sizeof err) == 0, "write: %s", err);
   sf_ckpt_topology want;
@@ -101,6 +102,18 @@ static void test_checkpoint(const char *dir)
   sf_check_bitwise_f("params", p2, p, n);
   sf_check_bitwise_f("adam m", m2, m, n);
   sf_check_bitwise_f("adam v", v2, v, n);
+  SF_CHECK(!strcmp(back.optimizer, "RMSProp"), "optimizer round trip: '%s', expected 'RMSProp'", back.optimizer);
+  /* a file from before the optimizer field (zeros there) reads as ADAM, the only optimizer then */
+  {
+    sf_ckpt_state old = st;
+    memset(old.optimizer, 0, sizeof old.optimizer);
+    char *opath = sf_path_join(dir, "ck_old.bin");
+    SF_CHECK(sf_checkpoint_write(opath, &old, p, m, v, err, sizeof err) == 0, "write: %s", err);
+    cs = sf_checkpoint_read(opath, &want, &back, p2, m2, v2, err, sizeof err);
+    SF_CHECK(cs == SF_CKPT_OK && !strcmp(back.optimizer, "ADAM"),
+             "checkpoint without an optimizer name: status %d, optimizer '%s', expected ADAM", cs, back.optimizer);
+    free(opath);
+  }
 
   /* a flipped byte in the middle of the parameters */
   size_t len;
