@@ -1,12 +1,13 @@
 /* The sequential reference U-Net (the oracle): whole-volume forward, loss and backward for one
  * sample, calling the plain kernels of ops.h in network order, with no tiling and no StarPU.
  * Every activation is kept (allocated once in create), so backward is the forward list reversed.
- * use_naive selects the _ref conv kernels, otherwise the _blas ones; GroupNorm, ReLU (fused into
- * GroupNorm), max-pool, concat and loss have a single version. Tests compare it with PyTorch
- * (tests/model/test_unet_golden.c) and the StarPU graph is compared with it (tests/graph). A test
- * oracle, so it lives in tests/common (sf_testutil), not in the model library. */
+ * use_naive selects the _ref conv kernels, otherwise the _blas ones (OpenBLAS on one thread);
+ * GroupNorm, ReLU (fused into GroupNorm), max-pool, concat and loss have a single version. Tests
+ * compare it with PyTorch (tests/model/test_unet_golden.c) and the StarPU graph is compared with it
+ * (tests/graph). A test oracle, so it lives in tests/common (sf_testutil), not in the model library. */
 #include "unet_ref.h"
 
+#include <cblas.h>
 #include <string.h>
 
 #include "scaffold/common.h"
@@ -110,6 +111,11 @@ static void dconv_free(dconv *b)
 sf_unet_ref *sf_unet_ref_create(const sf_unet *u)
 {
   sf_unet_ref *r = sf_calloc(1, sizeof *r, "reference U-Net");
+  /* One BLAS thread, as inside the runtime's codelets: OpenBLAS splits a GEMM differently with more
+   * threads, so the oracle's float sums would otherwise depend on the core count (measured: with 2
+   * threads, one ReLU in the last decoder block of test problem ps 4 / base 8 / seed 5 lands on the
+   * other side of its kink, changing the gradients by up to 1.3e-3 of a layer's max). */
+  openblas_set_num_threads(1);
   int L = u->levels;
   const int *c = u->channels, *e = u->edge;
   r->u = u;

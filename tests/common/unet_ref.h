@@ -10,6 +10,8 @@
 
 /* ---- sequential reference network (oracle) ---- */
 typedef struct sf_unet_ref sf_unet_ref; /* activations and scratch for one sample */
+/* Also sets OpenBLAS to one thread (as the runtime does), so the oracle's sums do not depend on the
+ * core count. */
 sf_unet_ref *sf_unet_ref_create(const sf_unet *u);
 void sf_unet_ref_destroy(sf_unet_ref *r);
 /* x: (G,G,G,3) input; logits: (G,G,G,K) written. use_naive != 0 uses the _ref kernels, else _blas. */
