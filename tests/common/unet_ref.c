@@ -1,68 +1,28 @@
 /* The sequential reference U-Net (the oracle): whole-volume forward, loss and backward for one
  * sample, calling the plain kernels of ops.h in network order, with no tiling and no StarPU.
  * Every activation is kept (allocated once in create), so backward is the forward list reversed.
- * use_naive selects the _ref conv kernels, otherwise the _blas ones; GroupNorm, ReLU (fused into
- * GroupNorm), max-pool, concat and loss have a single version. Tests compare it with PyTorch
- * (tests/model/test_unet_golden.c) and the StarPU graph is compared with it (tests/graph). A test
- * oracle, so it lives in tests/common (sf_testutil), not in the model library. */
+ * use_naive selects the _ref conv kernels, otherwise the _blas ones (OpenBLAS on one thread);
+ * GroupNorm, ReLU (fused into GroupNorm), max-pool, concat and loss have a single version. Tests
+ * compare it with PyTorch (tests/model/test_unet_golden.c) and the StarPU graph is compared with it
+ * (tests/graph). A test oracle, so it lives in tests/common (sf_testutil), not in the model library. */
 #include "unet_ref.h"
 
+#include <cblas.h>
 #include <string.h>
 
 #include "scaffold/common.h"
 #include "scaffold/ops.h"
+#include "unet_ref_internal.h"
 
-typedef struct {
-  void (*conv3_fwd)(float *, const float *, const float *, const float *, const float *, int, int, int, int, int);
-  void (*conv3_bwd_data)(float *, const float *, const float *, const float *, const float *, int, int, int, int,
-                         int);
-  void (*conv3_bwd_w)(float *, const float *, const float *, const float *, const float *, int, int, int, int, int);
-  void (*conv1_fwd)(float *, const float *, const float *, const float *, size_t, int, int);
-  void (*conv1_bwd_data)(float *, const float *, const float *, size_t, int, int);
-  void (*conv1_bwd_w)(float *, float *, const float *, const float *, size_t, int, int);
-  void (*up_fwd)(float *, const float *, const float *, const float *, int, int, int, int, int);
-  void (*up_bwd_data)(float *, const float *, const float *, int, int, int, int, int);
-  void (*up_bwd_w)(float *, float *, const float *, const float *, int, int, int, int, int);
-} conv_kernels;
-
-static const conv_kernels KERNELS_REF = {
+const conv_kernels SF_REF_KERNELS_NAIVE = {
     sf_conv3d_forward_ref,   sf_conv3d_backward_data_ref,   sf_conv3d_backward_weights_ref,
     sf_conv1_forward_ref,    sf_conv1_backward_data_ref,    sf_conv1_backward_weights_ref,
     sf_upconv3d_forward_ref, sf_upconv3d_backward_data_ref, sf_upconv3d_backward_weights_ref,
 };
-static const conv_kernels KERNELS_BLAS = {
+const conv_kernels SF_REF_KERNELS_BLAS = {
     sf_conv3d_forward_blas,   sf_conv3d_backward_data_blas,   sf_conv3d_backward_weights_blas,
     sf_conv1_forward_blas,    sf_conv1_backward_data_blas,    sf_conv1_backward_weights_blas,
     sf_upconv3d_forward_blas, sf_upconv3d_backward_data_blas, sf_upconv3d_backward_weights_blas,
-};
-
-/* One DoubleConv at edge e: conv -> GN+ReLU -> conv -> GN+ReLU. Activations (n = e^3 voxels): */
-typedef struct {
-  int e, cin, cout;
-  size_t n;
-  int w1, g1, b1, w2, g2, b2; /* parameter indices */
-  float *a1, *h1;             /* (e,e,e,cout) conv1 output, GN1+ReLU output */
-  float *a2, *h2;             /* (e,e,e,cout) conv2 output, GN2+ReLU output (the block's output) */
-  double *st1, *st2;          /* (G,2) GroupNorm statistics */
-} dconv;
-
-struct sf_unet_ref {
-  const sf_unet *u;
-  int L, K, groups;
-  size_t nvox;                           /* G^3 */
-  dconv enc[SF_MAX_LEVELS + 1];          /* inc (0), down1..downL */
-  dconv dec[SF_MAX_LEVELS];              /* dec[l]: the DoubleConv of up_{L-l}, output at level l */
-  float *pool[SF_MAX_LEVELS + 1];        /* pool[i]: (e_i^3, c_{i-1}) max-pooled enc[i-1] output, i >= 1 */
-  uint8_t *pidx[SF_MAX_LEVELS + 1];      /* its argmax offsets */
-  float *up[SF_MAX_LEVELS];              /* up[l]: (e_l^3, c_l) transposed-conv output */
-  float *cat[SF_MAX_LEVELS];             /* cat[l]: (e_l^3, 2 c_l) = [skip enc[l], up[l]] */
-  int upw[SF_MAX_LEVELS], upb[SF_MAX_LEVELS], outw, outb;
-  float *logits, *dlogits;               /* (G^3, K) */
-  float *dskip[SF_MAX_LEVELS + 1];       /* gradient of enc[l].h2 */
-  float *ddec[SF_MAX_LEVELS];            /* gradient of dec[l].h2 */
-  float *gA, *gB, *gC;                   /* scratch gradients, max_l e_l^3 * 2 c_l floats */
-  double *gsums, *dgb;                   /* GroupNorm backward partial sums: (G,2), (Cmax,2) */
-  double *loss_acc;                      /* SF_LOSS_NACC(K) */
 };
 
 static float *falloc(size_t n, const char *what) { return sf_aligned_alloc(n * sizeof(float), what); }
@@ -110,6 +70,11 @@ static void dconv_free(dconv *b)
 sf_unet_ref *sf_unet_ref_create(const sf_unet *u)
 {
   sf_unet_ref *r = sf_calloc(1, sizeof *r, "reference U-Net");
+  /* One BLAS thread, as inside the runtime's codelets: OpenBLAS splits a GEMM differently with more
+   * threads, so the oracle's float sums would otherwise depend on the core count (measured: with 2
+   * threads, one ReLU in the last decoder block of test problem ps 4 / base 8 / seed 5 lands on the
+   * other side of its kink, changing the gradients by up to 1.3e-3 of a layer's max). */
+  openblas_set_num_threads(1);
   int L = u->levels;
   const int *c = u->channels, *e = u->edge;
   r->u = u;
@@ -178,8 +143,6 @@ void sf_unet_ref_destroy(sf_unet_ref *r)
   free(r);
 }
 
-#define P(i) (params + r->u->params[(i)].offset)
-#define D(i) (grads + r->u->params[(i)].offset)
 
 /* y = ReLU(GroupNorm(x)), with the statistics over the whole volume. */
 static void gn_relu_forward(const sf_unet_ref *r, float *y, double *st, const float *x, const float *gamma,
@@ -246,7 +209,7 @@ static void forward(sf_unet_ref *r, const float *params, const float *x, const c
   k->conv1_fwd(r->logits, r->dec[0].h2, P(r->outw), P(r->outb), r->nvox, c[0], r->K);
 }
 
-static void backward(sf_unet_ref *r, const float *params, float *grads, const float *x, const conv_kernels *k)
+void sf_unet_ref_backward(sf_unet_ref *r, const float *params, float *grads, const float *x, const conv_kernels *k)
 {
   int L = r->L;
   const int *c = r->u->channels, *e = r->u->edge;
@@ -275,14 +238,14 @@ static void backward(sf_unet_ref *r, const float *params, float *grads, const fl
 
 void sf_unet_ref_forward(sf_unet_ref *r, const float *params, const float *x, float *logits, int use_naive)
 {
-  forward(r, params, x, use_naive ? &KERNELS_REF : &KERNELS_BLAS);
+  forward(r, params, x, use_naive ? &SF_REF_KERNELS_NAIVE : &SF_REF_KERNELS_BLAS);
   memcpy(logits, r->logits, r->nvox * r->K * sizeof(float));
 }
 
 void sf_unet_ref_train_step(sf_unet_ref *r, const float *params, float *grads, const float *x,
                             const uint16_t *lab, const float *cw, double out[3], int use_naive)
 {
-  const conv_kernels *k = use_naive ? &KERNELS_REF : &KERNELS_BLAS;
+  const conv_kernels *k = use_naive ? &SF_REF_KERNELS_NAIVE : &SF_REF_KERNELS_BLAS;
   int K = r->K;
   forward(r, params, x, k);
   double *acc = r->loss_acc;
@@ -290,7 +253,7 @@ void sf_unet_ref_train_step(sf_unet_ref *r, const float *params, float *grads, c
   sf_loss_partial_ref(acc, r->logits, lab, cw, r->nvox, K);
   sf_loss_finalize(&out[0], &out[1], &out[2], acc, K);
   sf_loss_backward_ref(r->dlogits, r->logits, lab, cw, acc, r->nvox, K, 1.0f);
-  backward(r, params, grads, x, k);
+  sf_unet_ref_backward(r, params, grads, x, k);
 }
 
 void sf_unet_ref_batch_step(sf_unet_ref *r, const float *params, float *grads, int B, const float *const *x,

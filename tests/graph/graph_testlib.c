@@ -1,4 +1,5 @@
-/* Implementation of tests/graph/graph_testlib.h. */
+/* Implementation of tests/graph/graph_testlib.h: problems, runtime start/stop, graph and reference runs
+ * (the comparisons of runs are in graph_compare.c). */
 #include "graph_testlib.h"
 
 #include <math.h>
@@ -102,13 +103,14 @@ void gt_cleanup(void)
   g_home = NULL;
 }
 
-void gt_result_alloc(gt_result *r, size_t n)
+void gt_result_alloc(gt_result *r, size_t n, int nsteps)
 {
   memset(r, 0, sizeof *r);
   r->params = sf_calloc(n, sizeof(float), "result");
   r->grads = sf_calloc(n, sizeof(float), "result");
   r->m = sf_calloc(n, sizeof(float), "result");
   r->v = sf_calloc(n, sizeof(float), "result");
+  if (nsteps <= GT_MAX_CHECKED_STEPS) r->hist = sf_calloc((size_t)nsteps * 4 * n, sizeof(float), "result history");
 }
 
 void gt_result_free(gt_result *r)
@@ -117,7 +119,23 @@ void gt_result_free(gt_result *r)
   free(r->grads);
   free(r->m);
   free(r->v);
+  free(r->hist);
   memset(r, 0, sizeof *r);
+}
+
+void gt_result_note_step(gt_result *r, size_t n, int step, const float *params, const float *grads, const float *m,
+                         const float *v)
+{
+  r->nsteps = step + 1;
+  if (!r->hist) return;
+  const float *src[4] = {params, grads, m, v};
+  for (int i = 0; i < 4; i++) memcpy(gt_result_state(r, n, step, i), src[i], n * sizeof(float));
+}
+
+float *gt_result_state(const gt_result *r, size_t n, int step, int which)
+{
+  SF_ASSERT(r->hist && step >= 0 && step < r->nsteps && which >= 0 && which < 4);
+  return r->hist + ((size_t)step * 4 + (size_t)which) * n;
 }
 
 void gt_run_graph(const gt_problem *p, int slabs, int determinism, int nsteps, double lr, gt_result *r)
@@ -133,7 +151,9 @@ void gt_run_graph_hook(const gt_problem *p, int slabs, int determinism, int nste
 {
   const size_t n = p->u.total_params;
   SF_ASSERT(nsteps <= GT_MAX_STEPS);
-  gt_result_alloc(r, n);
+  gt_result_alloc(r, n, nsteps);
+  r->params0 = p->params0;
+  r->lr = lr;
   float *params = sf_malloc(n * sizeof(float), "graph parameters");
   memcpy(params, p->params0, n * sizeof(float));
   sf_config c;
@@ -153,6 +173,12 @@ void gt_run_graph_hook(const gt_problem *p, int slabs, int determinism, int nste
     double t0 = sf_now();
     sf_graph_train_step(g, x, lab, p->cw, lr, s + 1, r->out[s]);
     r->step_s[s] = sf_now() - t0;
+    r->nsteps = s + 1;
+    if (r->hist) {
+      sf_graph_acquire_state(g, 0);
+      gt_result_note_step(r, n, s, sf_graph_params(g), sf_graph_grads(g), sf_graph_adam_m(g), sf_graph_adam_v(g));
+      sf_graph_release_state(g);
+    }
     if (after_step) after_step(g, s, ctx);
   }
   gt_result_take_state(g, r, n);
@@ -164,11 +190,29 @@ void gt_run_graph_hook(const gt_problem *p, int slabs, int determinism, int nste
 }
 
 static void ref_optimizer(const gt_problem *p, gt_result *r, double lr, long step);
+void gt_ref_clip_adam(const sf_unet *u, float *params, float *m, float *v, const float *grads, double lr, int t)
+{
+  double sumsq = 0;
+  for (int q = 0; q < u->nparams; q++) { /* per tensor, as the graph does */
+    double part = 0;
+    sf_sumsq_partial(&part, grads + u->params[q].offset, u->params[q].numel);
+    sumsq += part;
+  }
+  float coef = sf_clip_coef(sumsq, SF_CLIP_MAX_NORM);
+  for (int q = 0; q < u->nparams; q++) {
+    size_t o = u->params[q].offset;
+    sf_adam_step(params + o, m + o, v + o, grads + o, u->params[q].numel, lr, SF_ADAM_BETA1, SF_ADAM_BETA2,
+                 SF_ADAM_EPS, t, coef);
+  }
+}
 
 void gt_run_ref(const gt_problem *p, int nsteps, double lr, gt_result *r)
 {
   const size_t n = p->u.total_params;
-  gt_result_alloc(r, n);
+  SF_ASSERT(nsteps <= GT_MAX_STEPS);
+  gt_result_alloc(r, n, nsteps);
+  r->params0 = p->params0;
+  r->lr = lr;
   memcpy(r->params, p->params0, n * sizeof(float));
   sf_unet_ref *ref = sf_unet_ref_create(&p->u);
   float *x = sf_malloc(p->nvox * 3 * sizeof(float), "sample");
@@ -180,6 +224,7 @@ void gt_run_ref(const gt_problem *p, int nsteps, double lr, gt_result *r)
     sf_unet_ref_train_step(ref, r->params, r->grads, x, lab, p->cw, r->out[s], 0);
     ref_optimizer(p, r, lr, s + 1);
     r->step_s[s] = sf_now() - t0;
+    gt_result_note_step(r, n, s, r->params, r->grads, r->m, r->v);
   }
   r->nslabs = 1;
   sf_unet_ref_destroy(ref);
@@ -226,7 +271,7 @@ void gt_run_graph_batches(const gt_problem *p, int slabs, int determinism, int n
   const size_t n = p->u.total_params;
   const int bmax = max_batch(batch, nsteps);
   SF_ASSERT(nsteps <= GT_MAX_STEPS && bmax <= GT_MAX_BATCH);
-  gt_result_alloc(r, n);
+  gt_result_alloc(r, n, nsteps);
   float *params = sf_malloc(n * sizeof(float), "graph parameters");
   memcpy(params, p->params0, n * sizeof(float));
   sf_config c;
@@ -287,7 +332,7 @@ void gt_run_ref_batches(const gt_problem *p, int nsteps, const int *batch, doubl
 {
   const size_t n = p->u.total_params;
   SF_ASSERT(nsteps <= GT_MAX_STEPS && max_batch(batch, nsteps) <= GT_MAX_BATCH);
-  gt_result_alloc(r, n);
+  gt_result_alloc(r, n, nsteps);
   memcpy(r->params, p->params0, n * sizeof(float));
   sf_unet_ref *ref = sf_unet_ref_create(&p->u);
   for (int s = 0; s < nsteps; s++) {

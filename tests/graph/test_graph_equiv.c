@@ -1,6 +1,9 @@
-/* Task-graph correctness: two training steps (forward, loss, backward, clip, Adam) through the StarPU
- * graph with 1 slab and with 3 (uneven) slabs give the same parameters, Adam moments, gradients and
- * losses, and both equal the sequential reference (sf_unet_ref_train_step + clip + Adam).
+/* Task-graph correctness: each of two training steps (forward, loss, backward, clip, Adam) through the
+ * StarPU graph with 1 slab and with 3 (uneven) slabs equals the step of the sequential reference
+ * (sf_unet_ref_train_step + clip + Adam) from the run's own state: losses, gradients and Adam moments
+ * within 1e-5, parameter update within 1e-3 lr (gt_check_vs_ref). (The two graph runs are not
+ * compared with each other after two steps: independent trajectories drift apart by more than
+ * rounding, graph_compare.h.)
  * Cases: ps 4 and ps 5, base 8, K = 4, 4 GroupNorm groups; 2 CPU workers, lws. Also: forward
  * logits, validation (loss, soft and hard Dice), gradient-only steps and the declared step flops
  * against the reference, and a bad `slabs` value is refused. */
@@ -8,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph_compare.h"
 #include "graph_testlib.h"
 #include "scaffold/common.h"
 #include "scaffold/config.h"
@@ -24,22 +28,18 @@ static void run_case(int ps, int slabs_b)
   gt_problem p;
   gt_problem_init(&p, ps, 8, 4, 4, 7);
   size_t n = p.u.total_params;
-  gt_result ref, one, many;
-  gt_run_ref(&p, NSTEPS, 1e-3, &ref);
+  gt_result one, many;
   gt_run_graph(&p, 1, 0, NSTEPS, 1e-3, &one);
   gt_run_graph(&p, slabs_b, 0, NSTEPS, 1e-3, &many);
-  printf("ps %d: %zu parameters, loss step 1 = %.6f (ref %.6f), step 2 = %.6f; slabs %d and %d\n", ps, n,
-         many.out[0][2], ref.out[0][2], many.out[1][2], one.nslabs, many.nslabs);
+  printf("ps %d: %zu parameters, loss step 1 = %.6f, step 2 = %.6f; slabs %d and %d\n", ps, n, many.out[0][2],
+         many.out[1][2], one.nslabs, many.nslabs);
   char what[64];
-  snprintf(what, sizeof what, "ps%d 1 slab vs reference", ps);
-  gt_compare(what, &one, &ref, n, NSTEPS, RTOL);
-  snprintf(what, sizeof what, "ps%d %d slabs vs 1 slab", ps, slabs_b);
-  gt_compare(what, &many, &one, n, NSTEPS, RTOL);
-  snprintf(what, sizeof what, "ps%d %d slabs vs reference", ps, slabs_b);
-  gt_compare(what, &many, &ref, n, NSTEPS, RTOL);
+  snprintf(what, sizeof what, "ps%d 1 slab", ps);
+  gt_check_vs_ref(what, &p, &one, RTOL);
+  snprintf(what, sizeof what, "ps%d %d slabs", ps, slabs_b);
+  gt_check_vs_ref(what, &p, &many, RTOL);
   SF_CHECK(one.nslabs == 1 && many.nslabs == slabs_b, "slab counts %d, %d (wanted 1, %d)", one.nslabs, many.nslabs,
            slabs_b);
-  gt_result_free(&ref);
   gt_result_free(&one);
   gt_result_free(&many);
   gt_problem_free(&p);
@@ -87,7 +87,7 @@ static void check_api(void)
   sf_unet_ref_train_step(ref, p.params0, gref, x, lab, p.cw, oref, 0);
   sf_graph_grad_step(g, x, lab, p.cw, ograph);
   sf_graph_acquire_state(g, 0);
-  sf_check_close_f("grad-only step: gradients vs reference", sf_graph_grads(g), gref, n, 1e-5);
+  gt_match_ref_grads("grad-only step vs reference", &p, ref, p.params0, x, sf_graph_grads(g), gref, 1e-5);
   sf_check_bitwise_f("grad-only step: parameters unchanged", sf_graph_params(g), p.params0, n);
   sf_graph_release_state(g);
   sf_check_close_d("grad-only step: [ce, dice, loss] vs reference", ograph, oref, 3, 1e-6);
