@@ -259,7 +259,7 @@ void sf_unet_ref_train_step(sf_unet_ref *r, const float *params, float *grads, c
 void sf_unet_ref_batch_step(sf_unet_ref *r, const float *params, float *grads, int B, const float *const *x,
                             const uint16_t *const *lab, const float *cw, double out[3], int use_naive)
 {
-  const conv_kernels *k = use_naive ? &KERNELS_REF : &KERNELS_BLAS;
+  const conv_kernels *k = use_naive ? &SF_REF_KERNELS_NAIVE : &SF_REF_KERNELS_BLAS;
   const int K = r->K;
   const size_t NA = SF_LOSS_NACC(K);
   double wsum = 0; /* the CE denominator, pooled over the batch */
@@ -271,7 +271,7 @@ void sf_unet_ref_batch_step(sf_unet_ref *r, const float *params, float *grads, i
     accs[b] = acc + b * NA;
     sf_loss_partial_ref(acc + b * NA, r->logits, lab[b], cw, r->nvox, K);
     sf_loss_backward_batch_ref(r->dlogits, r->logits, lab[b], cw, acc + b * NA, wsum, B, r->nvox, K, 1.0f);
-    backward(r, params, grads, x[b], k);
+    sf_unet_ref_backward(r, params, grads, x[b], k);
   }
   sf_loss_finalize_batch(out, accs, B, K);
   free(accs);
