@@ -7,7 +7,7 @@
 # STARPU_HOME makes dmda calibrate by placing convs on PoCL's slow direct-loop kernels, and the run
 # takes minutes.
 source "$(dirname "$0")/lib.sh"
-LIMIT=${HETERO_CONVERGE_LIMIT_S:-180}
+LIMIT=${HETERO_CONVERGE_LIMIT_S:-$((180 * ${SF_TEST_SLOWDOWN:-1}))}
 
 t0=$(date +%s)
 out=$(timeout "$LIMIT" "$SF_BINARY" benchmark -c "$CFG" "${COMMON[@]}" --set "base_run_dir=$T/runs" \

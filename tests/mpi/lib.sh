@@ -20,7 +20,8 @@ export STARPU_SILENT=1
 # Open MPI refuses to run as root (CI containers) without these two.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 MPIFLAGS=(--allow-run-as-root --oversubscribe)
-RUN_TIMEOUT=${SF_MPI_RUN_TIMEOUT:-120}
+# The per-run limit scales with SF_TEST_SLOWDOWN (3 in the sanitizer build, tests/CMakeLists.txt).
+RUN_TIMEOUT=${SF_MPI_RUN_TIMEOUT:-$((120 * ${SF_TEST_SLOWDOWN:-1}))}
 
 # Per rank: its own STARPU_HOME (bus calibrations and perfmodels of concurrent ranks must not
 # collide) and one CPU worker (StarPU-MPI would otherwise reserve a core for its progress thread on

@@ -6,7 +6,9 @@ source "${0%/*}/lib.sh" || { echo "FAIL: cannot load ${0%/*}/lib.sh" >&2; exit 1
 t0=$(date +%s)
 out=$(benchn 2 --set base_run_dir="$T/runs" 2>&1)
 rc=$?
-[ $rc = 124 ] && die "2-rank run hung (killed after ${RUN_TIMEOUT}s): $out"
+# A timeout is either a hang or a run too slow for the limit: the epoch lines so far tell which.
+[ $rc = 124 ] && die "2-rank run did not finish within ${RUN_TIMEOUT}s (killed; SF_TEST_SLOWDOWN=${SF_TEST_SLOWDOWN:-1}); \
+epochs so far: $(grep '^epoch' <<<"$out" || echo none); output: $out"
 [ $rc = 0 ] || die "2-rank run exited with $rc: $out"
 R=$(run_dir_of "$T/runs") # one directory: only rank 0 created one
 "$TRAIN_TOOL" csv-converged "$R/train_stats.csv" 0.95 || die "convergence check failed; log: $(grep '^epoch' <<<"$out")"

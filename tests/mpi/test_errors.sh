@@ -8,8 +8,8 @@
 #  - a rank that dies before MPI starts: mpirun ends the others.
 source "${0%/*}/lib.sh" || { echo "FAIL: cannot load ${0%/*}/lib.sh" >&2; exit 1; }
 t0=$(date +%s)
-RUN_TIMEOUT=60
-export SF_MPI_RUN_TIMEOUT=60
+RUN_TIMEOUT=$((60 * ${SF_TEST_SLOWDOWN:-1}))
+export SF_MPI_RUN_TIMEOUT=$RUN_TIMEOUT
 
 check_fails() { # name rc output expected-text...
   local name=$1 rc=$2 out=$3
