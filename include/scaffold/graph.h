@@ -23,7 +23,10 @@
  * bitwise identical results whatever the scheduler or worker count; the automatic slab count then
  * depends on the problem only), `optimizer` (a name of
  * src/train/optimizers.c's table), `local_batch_size` (the largest batch a
- * step takes: per-sample loss sums and GroupNorm gradient copies are allocated for it). */
+ * step takes: per-sample loss sums and GroupNorm gradient copies are allocated for it),
+ * `activation_checkpointing` (1 = a level's encoder and decoder blocks share three activation
+ * tensors; the encoder block's are recomputed by tasks before its backward; bitwise the same
+ * results). scaffold/memory_plan.h estimates what sf_graph_create allocates. */
 #ifndef SF_GRAPH_H
 #define SF_GRAPH_H
 
