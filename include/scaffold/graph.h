@@ -74,11 +74,6 @@ void sf_optimizer_names(char *buf, size_t len);
 int sf_graph_check_config(const sf_unet *u, const sf_config *c, int spatial, const char **key, char *err,
                           size_t errlen);
 
-/* A lower bound of the host memory sf_graph_create allocates on one rank (spatial = shards per
- * replica): the full-resolution activations of the first and last U-Net blocks alone. Cheap; for
- * refusing up front a problem that cannot fit. */
-double sf_graph_min_bytes(const sf_unet *u, int spatial);
-
 /* Builds the graph's data for the network u (which must outlive the graph) and registers params
  * (u->total_params floats). StarPU must be running. Returns NULL with a message in err on a bad
  * configuration (e.g. `slabs` above the bottleneck edge, an optimizer not in the table above). */

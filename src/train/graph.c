@@ -398,14 +398,6 @@ static void loss_free(sf_graph *g)
   g->small = NULL;
 }
 
-double sf_graph_min_bytes(const sf_unet *u, int spatial)
-{
-  /* enc[0] ("inc") and dec[0] (the last Up) each keep four activations of channels[0] at full
-   * resolution (block_init: pre_a, act_a, pre_b, out); everything else comes on top. */
-  double vox = (double)u->edge[0] * u->edge[0] * u->edge[0];
-  return 8.0 * vox * u->channels[0] * sizeof(float) / (spatial > 1 ? spatial : 1);
-}
-
 int sf_graph_check_config(const sf_unet *u, const sf_config *c, int spatial, const char **key, char *err,
                           size_t errlen)
 {
