@@ -527,7 +527,10 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
     snprintf(tag, sizeof tag, "up%d.cat", k);
     act(g, &g->cat[i], tag, i, 2 * ch[i]);
     snprintf(tag, sizeof tag, "g.up%d.skip", k);
-    act(g, &g->g_skip[i], tag, i, ch[i]);
+    if (g->checkpointing) /* enc[i].out is dead from the concat to its block's recompute, which rewrites it */
+      sf_tensor_alias(&g->g_skip[i], &g->enc[i].out);
+    else
+      act(g, &g->g_skip[i], tag, i, ch[i]);
   }
   g->out_w = sf_unet_find_param(u, "outc.conv.weight");
   g->out_b = sf_unet_find_param(u, "outc.conv.bias");

@@ -4,8 +4,9 @@
  * spatial run the same list runs on every shard; the conv inputs' boundary planes are copied first
  * (sf_halo_exchange), and StarPU-MPI moves planes and partial sums between shards. With
  * activation_checkpointing the encoder block of a level (but the bottleneck) shares pre_a, act_a
- * and pre_b with the decoder block of that level, so the backward recomputes them (two convs and a
- * GroupNorm apply; the statistics are the block's own, kept) before the encoder block's backward. */
+ * and pre_b with the decoder block of that level, and its output's memory holds the skip
+ * gradient once the concat has read it, so the backward recomputes all four (two convs and two
+ * GroupNorm applies; the statistics are the block's own, kept) before the encoder block's backward. */
 #include "graph_internal.h"
 #include "scaffold/model.h"
 
@@ -52,6 +53,7 @@ void sf_graph_submit_recompute(sf_graph *g, int i)
   conv3(g, &b->pre_a, x, b->w_a, b->cin, b->cout);
   gn_relu_apply(g, &b->act_a, &b->pre_a, &b->gn_a);
   conv3(g, &b->pre_b, &b->act_a, b->w_b, b->cout, b->cout);
+  if (i < g->L) gn_relu_apply(g, &b->out, &b->pre_b, &b->gn_b); /* its memory held the skip gradient */
 }
 
 void sf_graph_submit_forward(sf_graph *g)

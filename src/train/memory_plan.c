@@ -79,7 +79,7 @@ static void plan_tensors(const sf_unet *u, int S, int T, int ckpt, sf_memplan *m
       /* decoder block; with activation_checkpointing its pre_a, act_a, pre_b are the encoder's */
       tensor(&a, act, i, (ckpt ? 1 : 4) * ch[i], 4, 1);
       tensor(&a, act, i, 2 * ch[i], 4, 1); /* concat (its gradient overwrites it) */
-      tensor(&a, grad, i, ch[i], 4, 1);    /* skip gradient */
+      if (!ckpt) tensor(&a, grad, i, ch[i], 4, 1); /* skip gradient (checkpointing: in enc[i].out) */
     }
   }
 }
