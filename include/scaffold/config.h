@@ -66,6 +66,7 @@ typedef struct sf_config {
   long slabs;                       /* 0 = automatic depth-slab count per layer */
   long trace;                       /* 0 */
   long spatial_ranks;               /* 1 */
+  double max_memory_gib;            /* 0 = the machine's available memory */
   /* ---- derived (recomputed by sf_config_finalize) ---- */
   long unet_layers;                 /* problem_scale - unet_bottleneck_dim */
   long vol_size;                    /* 2^problem_scale */

@@ -57,14 +57,14 @@ int sf_volume_plan_distinct(const sf_volume_plan *p, int v);
 /* Voxelizes a float32 (n, 3) cloud on a grid^3 grid (spec §4.3, v5 isotropic, float32 arithmetic).
  * lin (capacity n) receives the sorted, deduplicated linear indices (d*G + h)*G + w; *n_out their
  * count. Returns 0, or -1 if any coordinate is NaN or infinite (nothing is written then). */
-int sf_voxelize(const float *pts, size_t n, int grid, uint32_t *lin, size_t *n_out);
+int sf_voxelize(const float *pts, size_t n, int grid, uint64_t *lin, size_t *n_out);
 
 /* Renders one volume onto vol/mask (pass zeroed buffers: background is (0,0,0) and label 0): for
  * each fractal in row order, every occupied voxel's channels become colours[cat] (as float32) and
  * its mask cat + 1; later fractals overwrite earlier ones.
  * vol: float32 (3, G, G, G) channels-first; mask: uint16 (G, G, G). */
 void sf_volume_render(float *vol, uint16_t *mask, int grid, int nfr, const int *cats,
-                      const uint32_t *const *vox, const size_t *nvox, const double *colours);
+                      const uint64_t *const *vox, const size_t *nvox, const double *colours);
 
 /* ---- CE class weights (spec §6.2, pure) -------------------------------------------------------- */
 /* Sample count min(max(ceil(n_train*frac), 1), n_train) and the indices torch.linspace(0, n_train-1,
@@ -97,8 +97,31 @@ typedef struct {
 char *sf_dataset_config_json(const sf_config *c, int canonical_shards); /* malloc'ed */
 void sf_dataset_config_id(const sf_config *c, char out[13]);
 
-/* The largest problem_scale the unsharded dataset layout holds (1024^3-voxel volumes). */
-#define SF_DATASET_MAX_PROBLEM_SCALE 10
+/* The largest problem_scale the dataset layout holds: 2^20-voxel edges, 2^60 voxels, every size,
+ * offset and voxel index in 64 bits (sf_dataset_layout_of). Whether a machine can hold a scale is
+ * the memory plan's business (scaffold/memory_plan.h): upstream's official problem is scale 11
+ * (2048^3, a 96 GiB float32 volume file). */
+#define SF_DATASET_MAX_PROBLEM_SCALE 20
+
+/* ---- the files of one volume, in 64-bit arithmetic (pure, no files; src/datagen/dataset_layout.c) ----
+ * The volume file is a float32 (3, G, G, G) .npy, channel-first; the mask a uint16 (G, G, G) .npy.
+ * A spatial shard q of T (spatial_ranks) holds the depth planes [plane_lo, plane_hi) = [q*G/T,
+ * (q+1)*G/T) of every channel (the graph's level-0 slab split for power-of-two T). */
+typedef struct {
+  int grid;                   /* G = 2^problem_scale */
+  uint64_t voxels;            /* G^3 */
+  uint64_t plane_voxels;      /* G^2 */
+  uint64_t volume_header, mask_header;         /* .npy header bytes: where the data starts */
+  uint64_t volume_data, mask_data;             /* 3 G^3 x 4 and G^3 x 2 bytes */
+  uint64_t volume_file, mask_file;             /* header + data */
+} sf_dataset_layout;
+
+/* The layout of problem_scale 1..SF_DATASET_MAX_PROBLEM_SCALE. Returns 0, or -1 out of range. */
+int sf_dataset_layout_of(int problem_scale, sf_dataset_layout *l);
+/* Shard q of T: its planes [*lo, *hi) and the file offset of its first voxel in channel ch of the
+ * volume file (mask file: ch = -1). Requires 1 <= T <= G, 0 <= q < T. */
+void sf_dataset_shard(const sf_dataset_layout *l, int T, int q, int ch, uint64_t *lo, uint64_t *hi,
+                      uint64_t *offset);
 
 /* What sf_dataset_prepare can build, checked without touching a file (so `scaffold benchmark` can
  * refuse before any work): scale 1, problem_scale 1..SF_DATASET_MAX_PROBLEM_SCALE, the unsharded
@@ -111,7 +134,7 @@ int sf_dataset_check_config(const sf_config *c, const char **key, char *err, siz
  * must exist), then fills *out. Missing or truncated volume/mask files in a reused dataset are
  * regenerated. Prints what it does and any error (naming the file or directory) to stderr.
  * Returns 0; SF_EXIT_USAGE (2) if the fractal instances are missing (run generate_fractals) or the
- * parameters are invalid (scale != 1, dc_num_shards != [1,1,1], problem_scale > 10, ...);
+ * parameters are invalid (scale != 1, dc_num_shards != [1,1,1], problem_scale > 20, ...);
  * SF_EXIT_FAILURE (1) on I/O or other runtime failures (e.g. a non-finite instance file: the
  * staging directory is removed and the file is named); SF_EXIT_INTERRUPTED (130) after SIGINT/SIGTERM
  * (scaffold/signals.h: the volumes in flight finish, a fresh dataset's staging directory is removed,

@@ -23,7 +23,10 @@
  * bitwise identical results whatever the scheduler or worker count; the automatic slab count then
  * depends on the problem only), `optimizer` (a name of
  * src/train/optimizers.c's table), `local_batch_size` (the largest batch a
- * step takes: per-sample loss sums and GroupNorm gradient copies are allocated for it). */
+ * step takes: per-sample loss sums and GroupNorm gradient copies are allocated for it),
+ * `activation_checkpointing` (1 = a level's encoder and decoder blocks share three activation
+ * tensors; the encoder block's are recomputed by tasks before its backward; bitwise the same
+ * results). scaffold/memory_plan.h estimates what sf_graph_create allocates. */
 #ifndef SF_GRAPH_H
 #define SF_GRAPH_H
 
@@ -70,11 +73,6 @@ void sf_optimizer_names(char *buf, size_t len);
  * what was expected in err ("... expected 0 (automatic) or 1..8 ..."). */
 int sf_graph_check_config(const sf_unet *u, const sf_config *c, int spatial, const char **key, char *err,
                           size_t errlen);
-
-/* A lower bound of the host memory sf_graph_create allocates on one rank (spatial = shards per
- * replica): the full-resolution activations of the first and last U-Net blocks alone. Cheap; for
- * refusing up front a problem that cannot fit. */
-double sf_graph_min_bytes(const sf_unet *u, int spatial);
 
 /* Builds the graph's data for the network u (which must outlive the graph) and registers params
  * (u->total_params floats). StarPU must be running. Returns NULL with a message in err on a bad

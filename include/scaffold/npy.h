@@ -26,6 +26,8 @@ int sf_npy_read(const char *path, sf_npy *out, char *err, size_t errlen);
 #define SF_NPY_NO_FSYNC 1u
 int sf_npy_write_flags(const char *path, sf_npy_dtype dt, int ndim, const size_t *shape, const void *data,
                        unsigned flags, char *err, size_t errlen);
+/* Bytes of the header sf_npy_write writes for that array (where its data starts); 0 if too long. */
+size_t sf_npy_header_bytes(sf_npy_dtype dt, int ndim, const size_t *shape);
 /* Like sf_npy_read without loading the data (out->data = NULL): header, dtype, shape and file size
  * are validated. 0 on success; -1 with a message in err. */
 int sf_npy_read_header(const char *path, sf_npy *out, char *err, size_t errlen);

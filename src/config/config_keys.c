@@ -21,6 +21,7 @@ static int eq1(const void *p) { return L(p) == 1; }
 static int ps_range(const void *p) { return L(p) >= 1 && L(p) <= 20; } /* 2^(3*20) still fits */
 static int is_true(const void *p) { return L(p) == 1; }
 static int positive(const void *p) { return D(p) > 0; }
+static int ge0f(const void *p) { return D(p) >= 0; }
 static int open_0_100(const void *p) { return D(p) > 0 && D(p) < 100; }
 static int half_open_0_1(const void *p) { return D(p) > 0 && D(p) <= 1; }
 static int nonempty(const void *p) { return S(p)[0] != '\0'; }
@@ -85,7 +86,7 @@ const sf_key sf_keys[] = {
           "--n-instances-used-per-fractal",
           "Instances drawn per class, rounded down to a multiple of n_fracts_per_vol (145 -> 144)."),
   KEY_INT(problem_scale, PRB, 7, ps_range,
-          "1..20 and >= unet_bottleneck_dim + 1; `benchmark`: at most 10 (the dataset layout's limit)",
+          "1..20 and >= unet_bottleneck_dim + 1; `benchmark`: within max_memory_gib (the memory plan)",
           "--problem-scale",
           "Volume edge is 2^problem_scale; a non-integer is floored with a warning, as upstream."),
   KEY_INT(unet_bottleneck_dim, PRB, 3, ge0, ">= 0 and <= problem_scale - 1", "--unet-bottleneck-dim",
@@ -132,9 +133,10 @@ const sf_key sf_keys[] = {
           "GroupNorm group count; must divide every channel count."),
   KEY_INT(warmup_batches, DEV, 64, ge0, ">= 0", "--warmup-batches",
           "Warm-up steps per rank, rolled back afterwards."),
-  KEY_NOT_YET(activation_checkpointing, DEV, 0, "recomputing block activations in backward",
-              "0 (1 is not implemented yet)",
-              "Upstream: 1 recomputes block activations in backward (memory only). Not implemented yet."),
+  KEY_BOOL(activation_checkpointing, DEV, 0, NULL, "0/1, true/false, yes/no", NULL,
+           "1: the encoder and decoder blocks of a level share three of their four activation tensors and the "
+           "encoder block's are recomputed (as tasks) before its backward: less memory, about one more encoder "
+           "pass of compute per step, bitwise the same training."),
   KEY_FLT(ce_weight_sample_fraction, DEV, 0.1, half_open_0_1, "in (0, 1]", NULL,
           "Fraction of training masks used to estimate the CE class weights."),
   KEY_BOOL(dataset_reuse_enforce_commit_id, DEV, 0, NULL, "0/1, true/false, yes/no", NULL,
@@ -167,6 +169,10 @@ const sf_key sf_keys[] = {
           "Ranks sharing one volume under mpirun: its depth slabs are split over them (StarPU-MPI owners; halo "
           "planes, GroupNorm, loss and Dice sums exchanged, exact). Ranks = replicas x spatial_ranks; at most the "
           "bottleneck edge. Our counterpart of dc_num_shards [n,1,1]."),
+  KEY_FLT(max_memory_gib, OUR, 0, ge0f, ">= 0", NULL,
+          "`benchmark`: memory one rank may use, in GiB; 0 = the machine's available memory (MemAvailable of "
+          "/proc/meminfo, else MemTotal, else sysconf physical pages). The run prints its memory plan before any work "
+          "and refuses (exit 2), naming the setting that would fit, when the plan exceeds this."),
   /* ---- derived ---- */
   KEY_INT(unet_layers, DER, 4, NULL, "derived", NULL, "problem_scale - unet_bottleneck_dim"),
   KEY_INT(vol_size, DER, 128, NULL, "derived", NULL, "2^problem_scale"),

@@ -173,8 +173,8 @@ int sf_dataset_check_config(const sf_config *c, const char **key, char *err, siz
   }
   if (c->problem_scale < 1 || c->problem_scale > SF_DATASET_MAX_PROBLEM_SCALE) {
     *key = "problem_scale";
-    snprintf(err, errlen, "the unsharded dataset layout holds volumes up to %d^3 voxels; expected 1..%d",
-             1 << SF_DATASET_MAX_PROBLEM_SCALE, SF_DATASET_MAX_PROBLEM_SCALE);
+    snprintf(err, errlen, "the dataset layout holds volumes up to (2^%d)^3 voxels; expected 1..%d",
+             SF_DATASET_MAX_PROBLEM_SCALE, SF_DATASET_MAX_PROBLEM_SCALE);
     return -1;
   }
   if (c->dc_num_shards[0] != 1 || c->dc_num_shards[1] != 1 || c->dc_num_shards[2] != 1) {

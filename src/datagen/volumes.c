@@ -38,7 +38,7 @@ char *sf_dataset_file(const char *dir, int is_val, long vol, int mask)
 
 int sf_dataset_grid(const sf_config *c) { return 1 << c->problem_scale; }
 
-void sf_volume_render(float *vol, uint16_t *mask, int grid, int nfr, const int *cats, const uint32_t *const *vox,
+void sf_volume_render(float *vol, uint16_t *mask, int grid, int nfr, const int *cats, const uint64_t *const *vox,
                       const size_t *nvox, const double *colours)
 {
   const size_t N = (size_t)grid * grid * grid;
@@ -85,11 +85,14 @@ static int generate_one(const sf_config *c, const sf_volume_plan *p, const char 
                         char *err, size_t errlen)
 {
   const int G = sf_dataset_grid(c), nfr = p->n_fracts_per_vol;
-  const size_t N = (size_t)G * G * G;
+  sf_dataset_layout lay;
+  if (sf_dataset_layout_of((int)c->problem_scale, &lay) != 0) /* refused by sf_dataset_check_config */
+    SF_ABORT("problem_scale %ld outside the dataset layout", c->problem_scale);
+  const size_t N = (size_t)lay.voxels;
   const int64_t *row = p->contents + (size_t)vol * (size_t)p->row_len;
   int rc = -1;
   int *cats = sf_calloc((size_t)nfr, sizeof *cats, "cats");
-  uint32_t **vox = sf_calloc((size_t)nfr, sizeof *vox, "voxels");
+  uint64_t **vox = sf_calloc((size_t)nfr, sizeof *vox, "voxels");
   size_t *nvox = sf_calloc((size_t)nfr, sizeof *nvox, "voxel counts");
   float *volume = NULL;
   uint16_t *mask = NULL;
@@ -115,7 +118,7 @@ static int generate_one(const sf_config *c, const sf_volume_plan *p, const char 
   }
   volume = sf_calloc(3 * N, sizeof *volume, "volume");
   mask = sf_calloc(N, sizeof *mask, "mask");
-  sf_volume_render(volume, mask, G, nfr, cats, (const uint32_t *const *)vox, nvox, p->colours);
+  sf_volume_render(volume, mask, G, nfr, cats, (const uint64_t *const *)vox, nvox, p->colours);
   char *vpath = sf_dataset_file(dir, p->is_val[vol], vol, 0), *mpath = sf_dataset_file(dir, p->is_val[vol], vol, 1);
   size_t vshape[4] = {3, (size_t)G, (size_t)G, (size_t)G};
   rc = sf_npy_write_flags(vpath, SF_NPY_F32, 4, vshape, volume, flags, err, errlen);

@@ -8,13 +8,13 @@
 #include <math.h>
 #include <stdlib.h>
 
-static int cmp_u32(const void *a, const void *b)
+static int cmp_u64(const void *a, const void *b)
 {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return (x > y) - (x < y);
 }
 
-int sf_voxelize(const float *pts, size_t n, int grid, uint32_t *lin, size_t *n_out)
+int sf_voxelize(const float *pts, size_t n, int grid, uint64_t *lin, size_t *n_out)
 {
   *n_out = 0;
   if (n == 0) return 0;
@@ -51,19 +51,19 @@ int sf_voxelize(const float *pts, size_t n, int grid, uint32_t *lin, size_t *n_o
 
   /* idx = floor(s + offset), clipped to [0, G-1] */
   for (size_t i = 0; i < n; i++) {
-    uint32_t id[3];
+    uint64_t id[3];
     for (int a = 0; a < 3; a++) {
       float s = (pts[3 * i + a] - mn[a]) / vsf;
       float f = floorf(s + off[a]);
       long v = (long)f;
       if (v < 0) v = 0;
       if (v > grid - 1) v = grid - 1;
-      id[a] = (uint32_t)v;
+      id[a] = (uint64_t)v;
     }
-    lin[i] = (id[0] * (uint32_t)grid + id[1]) * (uint32_t)grid + id[2];
+    lin[i] = (id[0] * (uint64_t)grid + id[1]) * (uint64_t)grid + id[2]; /* 64-bit: 2048^3 > 2^32 */
   }
   /* 5) deduplicate (sorted, like np.unique(axis=0)) */
-  qsort(lin, n, sizeof *lin, cmp_u32);
+  qsort(lin, n, sizeof *lin, cmp_u64);
   size_t k = 1;
   for (size_t i = 1; i < n; i++)
     if (lin[i] != lin[k - 1]) lin[k++] = lin[i];

@@ -107,9 +107,10 @@ static void gn_free(const sf_graph *g, gn_layer *n)
   n->mem = NULL;
 }
 
-/* A DoubleConv block; fmt/k name its parameters (model.h), tag names its tensors. */
+/* A DoubleConv block; fmt/k name its parameters (model.h), tag names its tensors. With share, its
+ * pre_a, act_a and pre_b are share's (activation_checkpointing). */
 static void block_init(sf_graph *g, dconv_block *b, const char *tag, int level, int cin, int cout, const char *fmt,
-                       int k)
+                       int k, const dconv_block *share)
 {
   char n[48];
   b->level = level;
@@ -119,12 +120,18 @@ static void block_init(sf_graph *g, dconv_block *b, const char *tag, int level, 
   b->w_b = param(g, fmt, k, ".double_conv.3.weight");
   gn_init(g, &b->gn_a, level, cout, param(g, fmt, k, ".double_conv.1.weight"), param(g, fmt, k, ".double_conv.1.bias"));
   gn_init(g, &b->gn_b, level, cout, param(g, fmt, k, ".double_conv.4.weight"), param(g, fmt, k, ".double_conv.4.bias"));
-  snprintf(n, sizeof n, "%s.pre_a", tag);
-  act(g, &b->pre_a, n, level, cout);
-  snprintf(n, sizeof n, "%s.act_a", tag);
-  act(g, &b->act_a, n, level, cout);
-  snprintf(n, sizeof n, "%s.pre_b", tag);
-  act(g, &b->pre_b, n, level, cout);
+  if (share) {
+    sf_tensor_alias(&b->pre_a, &share->pre_a);
+    sf_tensor_alias(&b->act_a, &share->act_a);
+    sf_tensor_alias(&b->pre_b, &share->pre_b);
+  } else {
+    snprintf(n, sizeof n, "%s.pre_a", tag);
+    act(g, &b->pre_a, n, level, cout);
+    snprintf(n, sizeof n, "%s.act_a", tag);
+    act(g, &b->act_a, n, level, cout);
+    snprintf(n, sizeof n, "%s.pre_b", tag);
+    act(g, &b->pre_b, n, level, cout);
+  }
   snprintf(n, sizeof n, "%s.out", tag);
   act(g, &b->out, n, level, cout);
 }
@@ -391,14 +398,6 @@ static void loss_free(sf_graph *g)
   g->small = NULL;
 }
 
-double sf_graph_min_bytes(const sf_unet *u, int spatial)
-{
-  /* enc[0] ("inc") and dec[0] (the last Up) each keep four activations of channels[0] at full
-   * resolution (block_init: pre_a, act_a, pre_b, out); everything else comes on top. */
-  double vox = (double)u->edge[0] * u->edge[0] * u->edge[0];
-  return 8.0 * vox * u->channels[0] * sizeof(float) / (spatial > 1 ? spatial : 1);
-}
-
 int sf_graph_check_config(const sf_unet *u, const sf_config *c, int spatial, const char **key, char *err,
                           size_t errlen)
 {
@@ -495,6 +494,7 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
   g->G = u->groups;
   g->cin0 = u->in_channels;
   g->deterministic = c->more_determinism != 0;
+  g->checkpointing = c->activation_checkpointing != 0;
   g->bmax = c->local_batch_size > 1 ? (int)c->local_batch_size : 1;
   for (int i = 0; i <= L; i++) sf_slab_bounds(g->d0[i], S, coarse, 1 << (L - i));
 
@@ -507,10 +507,10 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
   act(g, &g->g_logits, "g.logits", 0, g->K);
 
   char tag[48];
-  block_init(g, &g->enc[0], "inc", 0, g->cin0, ch[0], "inc", 0);
+  block_init(g, &g->enc[0], "inc", 0, g->cin0, ch[0], "inc", 0, NULL);
   for (int i = 1; i <= L; i++) {
     snprintf(tag, sizeof tag, "down%d", i);
-    block_init(g, &g->enc[i], tag, i, ch[i - 1], ch[i], "down%d.maxpool_conv.1", i);
+    block_init(g, &g->enc[i], tag, i, ch[i - 1], ch[i], "down%d.maxpool_conv.1", i, NULL);
     snprintf(tag, sizeof tag, "down%d.pool", i);
     act(g, &g->pool[i], tag, i, ch[i - 1]);
     snprintf(tag, sizeof tag, "down%d.argmax", i);
@@ -521,13 +521,16 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
   for (int i = 0; i < L; i++) { /* dec[i]: the Up numbered L-i (up1 is the deepest) */
     int k = L - i;
     snprintf(tag, sizeof tag, "up%d", k);
-    block_init(g, &g->dec[i], tag, i, ch[i + 1], ch[i], "up%d.conv", k);
+    block_init(g, &g->dec[i], tag, i, ch[i + 1], ch[i], "up%d.conv", k, g->checkpointing ? &g->enc[i] : NULL);
     g->up_w[i] = param(g, "up%d", k, ".up.weight");
     g->up_b[i] = param(g, "up%d", k, ".up.bias");
     snprintf(tag, sizeof tag, "up%d.cat", k);
     act(g, &g->cat[i], tag, i, 2 * ch[i]);
     snprintf(tag, sizeof tag, "g.up%d.skip", k);
-    act(g, &g->g_skip[i], tag, i, ch[i]);
+    if (g->checkpointing) /* enc[i].out is dead from the concat to its block's recompute, which rewrites it */
+      sf_tensor_alias(&g->g_skip[i], &g->enc[i].out);
+    else
+      act(g, &g->g_skip[i], tag, i, ch[i]);
   }
   g->out_w = sf_unet_find_param(u, "outc.conv.weight");
   g->out_b = sf_unet_find_param(u, "outc.conv.bias");

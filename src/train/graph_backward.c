@@ -186,6 +186,7 @@ void sf_graph_submit_backward(sf_graph *g, int b, int B)
     }
   }
   for (int i = L; i >= 0; i--) { /* encoder, deepest first */
+    if (g->checkpointing && i < L) sf_graph_submit_recompute(g, i); /* the decoder block used the buffers since */
     double_conv_backward(g, &g->enc[i], i ? &g->pool[i] : &g->in, i ? &g->g_pool[i] : NULL);
     if (i > 0)
       for (int k = 0; k < S; k++)

@@ -2,7 +2,11 @@
  * (transposed conv, concat [skip, up], DoubleConv), OutConv. Each op is one task per depth slab;
  * a GroupNorm is stats per slab -> one fixed-order reduction -> normalize(+ReLU) per slab. In a
  * spatial run the same list runs on every shard; the conv inputs' boundary planes are copied first
- * (sf_halo_exchange), and StarPU-MPI moves planes and partial sums between shards. */
+ * (sf_halo_exchange), and StarPU-MPI moves planes and partial sums between shards. With
+ * activation_checkpointing the encoder block of a level (but the bottleneck) shares pre_a, act_a
+ * and pre_b with the decoder block of that level, and its output's memory holds the skip
+ * gradient once the concat has read it, so the backward recomputes all four (two convs and two
+ * GroupNorm applies; the statistics are the block's own, kept) before the encoder block's backward. */
 #include "graph_internal.h"
 #include "scaffold/model.h"
 
@@ -18,14 +22,20 @@ static void conv3(sf_graph *g, sf_tensor *y, sf_tensor *x, int w, int cin, int c
                                x->W, cin, cout);
 }
 
+/* y = ReLU(GroupNorm(x)) with the statistics n->stats already holds */
+static void gn_relu_apply(sf_graph *g, sf_tensor *y, sf_tensor *x, gn_layer *n)
+{
+  for (int k = 0; k < g->S; k++)
+    insert_task_groupnorm_forward(CRIT, y->slab[k], x->slab[k], n->stats, PARAM(n->gamma), PARAM(n->beta), n->ntotal,
+                                  n->C, g->G, SF_GN_EPS, 1);
+}
+
 /* y = ReLU(GroupNorm(x)) with statistics over the whole volume */
 static void gn_relu(sf_graph *g, sf_tensor *y, sf_tensor *x, gn_layer *n)
 {
   for (int k = 0; k < g->S; k++) insert_task_groupnorm_stats(CRIT, n->stat_part[k], x->slab[k], n->C, g->G);
   insert_task_sum_d(CRIT, n->stats, n->stat_part, g->S);
-  for (int k = 0; k < g->S; k++)
-    insert_task_groupnorm_forward(CRIT, y->slab[k], x->slab[k], n->stats, PARAM(n->gamma), PARAM(n->beta), n->ntotal,
-                                  n->C, g->G, SF_GN_EPS, 1);
+  gn_relu_apply(g, y, x, n);
 }
 
 static void double_conv(sf_graph *g, dconv_block *b, sf_tensor *x)
@@ -34,6 +44,16 @@ static void double_conv(sf_graph *g, dconv_block *b, sf_tensor *x)
   gn_relu(g, &b->act_a, &b->pre_a, &b->gn_a);
   conv3(g, &b->pre_b, &b->act_a, b->w_b, b->cout, b->cout);
   gn_relu(g, &b->out, &b->pre_b, &b->gn_b);
+}
+
+void sf_graph_submit_recompute(sf_graph *g, int i)
+{
+  dconv_block *b = &g->enc[i];
+  sf_tensor *x = i ? &g->pool[i] : &g->in;
+  conv3(g, &b->pre_a, x, b->w_a, b->cin, b->cout);
+  gn_relu_apply(g, &b->act_a, &b->pre_a, &b->gn_a);
+  conv3(g, &b->pre_b, &b->act_a, b->w_b, b->cout, b->cout);
+  if (i < g->L) gn_relu_apply(g, &b->out, &b->pre_b, &b->gn_b); /* its memory held the skip gradient */
 }
 
 void sf_graph_submit_forward(sf_graph *g)

@@ -35,6 +35,9 @@ struct sf_graph {
   const sf_unet *u;
   int L, S, K, G, cin0;         /* levels, slabs, classes, GN groups, input channels */
   int deterministic;            /* more_determinism: per-slab partials for every weight gradient */
+  int checkpointing;            /* activation_checkpointing: enc[i] and dec[i] (i < L) share pre_a, act_a,
+                                 * pre_b, and g_skip[i] is enc[i].out; the encoder block's four tensors
+                                 * are recomputed before its backward */
   int d0[SF_MAX_LEVELS + 1][SF_MAX_SLABS + 1]; /* slab boundaries per level */
 
   /* ---- activations ---- */
@@ -114,6 +117,10 @@ struct sf_graph {
 
 /* graph_forward.c: forward of the whole network from g->in to g->logits. */
 void sf_graph_submit_forward(sf_graph *g);
+/* graph_forward.c, activation_checkpointing: encoder block i's pre_a, act_a, pre_b (and below the
+ * bottleneck out) again, from its input and the GroupNorm statistics its forward kept (bitwise the
+ * values of the forward). */
+void sf_graph_submit_recompute(sf_graph *g, int i);
 /* graph_backward.c: the loss partials and their reduction into the loss sums of sample b of the
  * batch; the loss backward and the backward of the network for sample b of a batch of B, adding
  * into the batch's gradients (the first sample starts them, the last one completes them); then

@@ -96,6 +96,12 @@ static size_t build_header(char *out, size_t cap, sf_npy_dtype dt, int ndim, con
   return total;
 }
 
+size_t sf_npy_header_bytes(sf_npy_dtype dt, int ndim, const size_t *shape)
+{
+  char h[NPY_MAX_HEADER + 16];
+  return build_header(h, sizeof h, dt, ndim, shape);
+}
+
 /* Temporary name next to path, as fsutil's: "<dir>/.tmp-<name>-<pid>". */
 static char *tmp_name(const char *path)
 {

@@ -171,17 +171,19 @@ expect old_flag "unknown option '--batch-size'" "use 'local_batch_size'" "its op
 expect old_flag_no_flag "unknown option '--ce-weight-num-samples'" "--set ce_weight_sample_fraction=VALUE" \
   -- --ce-weight-num-samples 8
 
-# ---- keys upstream documents that are not implemented yet: only 0 ----------------------------------
-expect activation_checkpointing "activation_checkpointing.yml:2" "key 'activation_checkpointing'" "'1'" \
-  "not implemented yet" "expected 0" -- -c "$bad/activation_checkpointing.yml"
-range activation_checkpointing=yes "not implemented yet"
+# activation_checkpointing (implemented since issue 16): a flag, 0 and 1 accepted, anything else refused
+expect activation_checkpointing "activation_checkpointing.yml:2" "key 'activation_checkpointing'" "'2'" \
+  "0/1, true/false, yes/no" -- -c "$bad/activation_checkpointing.yml"
+range activation_checkpointing=maybe "0/1, true/false, yes/no"
 n=$((n + 1))
-if out=$("$bin" --set activation_checkpointing=0 2>&1); then
-  echo "ok   not_yet_zero: activation_checkpointing 0 is accepted"
+if out=$("$bin" --set activation_checkpointing=1 2>&1) && out=$("$bin" --set activation_checkpointing=no 2>&1); then
+  echo "ok   activation_checkpointing_flag: 1 and no are accepted"
 else
-  echo "FAIL not_yet_zero: 0 refused: $out"
+  echo "FAIL activation_checkpointing_flag: a valid value refused: $out"
   failed=$((failed + 1))
 fi
+# max_memory_gib: a number >= 0
+range max_memory_gib=-1 ">= 0"
 # async_save (implemented since issue 16): a flag, 0 and 1 accepted, anything else refused
 expect async_save "async_save.yml:3" "key 'async_save'" "'later'" "0/1, true/false, yes/no" -- -c "$bad/async_save.yml"
 range async_save=2 "0/1, true/false, yes/no"
@@ -259,9 +261,8 @@ refuse optimizer_flag "override --optimizer SGDX" "key 'optimizer'" '"SGDX"' -- 
 refuse dc_num_shards_file "dc_num_shards.yml:2" "key 'dc_num_shards'" "'[1, 1, 2]'" "expected [1, 1, 1]" \
   -- -c "$tiny" -c "$bad/dc_num_shards.yml"
 refuse dc_num_shards_flag "override --dc-num-shards 2 1 1" "expected [1, 1, 1]" -- -c "$tiny" --dc-num-shards 2 1 1
-refuse problem_scale_file "problem_scale_12.yml:2" "key 'problem_scale'" "'12'" "1024^3" "expected 1..10" \
-  -- -c "$tiny" -c "$bad/problem_scale_12.yml"
-refuse problem_scale_set "override --set problem_scale=11" "expected 1..10" -- -c "$tiny" --set problem_scale=11
+refuse problem_scale_file "problem_scale_12.yml:3" "key 'problem_scale'" "'12'" "the memory plan needs" \
+  "GiB limit" -- -c "$tiny" -c "$bad/problem_scale_12.yml"
 refuse batch_gt_val "override --set local_batch_size=5" "exceeds the 4 validation volumes" "expected at most 4" \
   -- -c "$tiny" --set n_instances_used_per_fractal=15 --set local_batch_size=5
 refuse no_val_volumes "override --set val_split=1" "0 validation volumes" \
@@ -269,11 +270,15 @@ refuse no_val_volumes "override --set val_split=1" "0 validation volumes" \
 refuse slabs "override --set slabs=99" "key 'slabs'" "expected 0 (automatic) or 1..8" -- -c "$tiny" --set slabs=99
 refuse scheduler "override --set scheduler=bogus" "not a StarPU scheduling policy" "dmda" \
   -- -c "$tiny" --set scheduler=bogus
-refuse memory "key 'problem_scale' has value '10'" "unet_base_channels" "GiB per rank" "this machine has" \
+refuse memory "key 'problem_scale' has value '10'" "unet_base_channels" "the memory plan needs" "GiB limit" \
   -- -c "$tiny" --set problem_scale=10 --set unet_base_channels=4096
 refuse seed_numpy "override --set seed=4294967296" "[0, 2^32-1]" -- -c "$tiny" --set seed=4294967296
-refuse activation_checkpointing "activation_checkpointing.yml:2" "not implemented yet" \
-  -- -c "$tiny" -c "$bad/activation_checkpointing.yml"
+# upstream's official problem (2048^3): past the dataset layout and the model, refused by the memory plan
+refuse scale11 "override --set problem_scale=11" "the memory plan needs" "GiB limit" "smaller problem_scale" \
+  -- -c "$SF_SOURCE_DIR/configs/benchmark_default.yml" --set problem_scale=11
+refuse scale11_tiny "override --set problem_scale=11" "the memory plan needs" -- -c "$tiny" --set problem_scale=11
+refuse max_memory_gib "override --set max_memory_gib=0.01" "the memory plan needs" "limit (max_memory_gib)" \
+  "max_memory_gib >= 0." -- -c "$tiny" --set max_memory_gib=0.01
 refuse old_key "old_learning_rate.yml:3" "use 'starting_learning_rate'" -- -c "$tiny" -c "$bad/old_learning_rate.yml"
 refuse old_flag "unknown option '--batch-size'" "use 'local_batch_size'" -- -c "$tiny" --batch-size 2
 

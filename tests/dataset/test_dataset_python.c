@@ -212,13 +212,13 @@ static void ours(sbuf *o, int with_torch, const char *dir)
       put(o, "vox read error: %s\n", err);
       continue;
     }
-    uint32_t *lin = malloc(a.shape[0] * sizeof *lin);
+    uint64_t *lin = malloc(a.shape[0] * sizeof *lin);
     for (int gi = 0; gi < 3; gi++) {
       int G = gi == 0 ? 16 : gi == 1 ? 32 : 128;
       size_t nv = 0;
       sf_voxelize(a.data, a.shape[0], G, lin, &nv);
       put(o, "vox %d %d:", i, G);
-      for (size_t j = 0; j < nv; j++) put(o, " %u", lin[j]);
+      for (size_t j = 0; j < nv; j++) put(o, " %llu", (unsigned long long)lin[j]);
       put(o, "\n");
     }
     free(lin);

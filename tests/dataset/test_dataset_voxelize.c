@@ -10,11 +10,11 @@
 #include "scaffold/dataset.h"
 #include "testutil.h"
 
-static void bounds(const uint32_t *lin, size_t n, int G, int lo[3], int hi[3])
+static void bounds(const uint64_t *lin, size_t n, int G, int lo[3], int hi[3])
 {
   for (int a = 0; a < 3; a++) lo[a] = G, hi[a] = -1;
   for (size_t i = 0; i < n; i++) {
-    int id[3] = {(int)(lin[i] / ((uint32_t)G * G)), (int)(lin[i] / (uint32_t)G % (uint32_t)G), (int)(lin[i] % (uint32_t)G)};
+    int id[3] = {(int)(lin[i] / ((uint64_t)G * G)), (int)(lin[i] / (uint64_t)G % (uint64_t)G), (int)(lin[i] % (uint64_t)G)};
     for (int a = 0; a < 3; a++) {
       if (id[a] < lo[a]) lo[a] = id[a];
       if (id[a] > hi[a]) hi[a] = id[a];
@@ -28,7 +28,7 @@ static void test_box(int G, int long_axis)
   const int n1 = 4 * G + 1, n2 = 2 * G + 1;
   size_t n = (size_t)n1 * n2 * n2, k = 0;
   float *pts = malloc(3 * n * sizeof *pts);
-  uint32_t *lin = malloc(n * sizeof *lin);
+  uint64_t *lin = malloc(n * sizeof *lin);
   for (int i = 0; i < n1; i++)
     for (int j = 0; j < n2; j++)
       for (int l = 0; l < n2; l++) {
@@ -65,20 +65,20 @@ static void test_box(int G, int long_axis)
 static void test_degenerate(void)
 {
   const int G = 16;
-  uint32_t centre = (uint32_t)(G / 2) * (G * G + G + 1), lin[10];
+  uint64_t centre = (uint64_t)(G / 2) * (G * G + G + 1), lin[10];
   float one[3] = {1.5f, -2.0f, 1e6f};
   size_t nv = 99;
   SF_CHECK(sf_voxelize(one, 1, G, lin, &nv) == 0 && nv == 1 && lin[0] == centre,
-           "single point: %zu voxels, first %u, want 1 voxel at %u (the centre)", nv, lin[0], centre);
+           "single point: %zu voxels, first %llu, want 1 voxel at %llu (the centre)", nv, (unsigned long long)lin[0], (unsigned long long)centre);
   float same[30];
   for (int i = 0; i < 10; i++) same[3 * i] = 0.25f, same[3 * i + 1] = 0.5f, same[3 * i + 2] = -7.0f;
   SF_CHECK(sf_voxelize(same, 10, G, lin, &nv) == 0 && nv == 1 && lin[0] == centre,
-           "10 coincident points: %zu voxels, first %u, want 1 at %u", nv, lin[0], centre);
+           "10 coincident points: %zu voxels, first %llu, want 1 at %llu", nv, (unsigned long long)lin[0], (unsigned long long)centre);
   /* two distinct points: the far one is clipped onto G-1 along the long axis, the other at 0 */
   float two[6] = {0, 0, 0, 1, 0, 0};
   SF_CHECK(sf_voxelize(two, 2, G, lin, &nv) == 0 && nv == 2, "two points: %zu voxels, want 2", nv);
-  uint32_t a0 = (uint32_t)(G / 2) * G + G / 2, a1 = (uint32_t)(G - 1) * G * G + a0;
-  SF_CHECK(lin[0] == a0 && lin[1] == a1, "two points: voxels %u %u, want %u %u", lin[0], lin[1], a0, a1);
+  uint64_t a0 = (uint64_t)(G / 2) * G + G / 2, a1 = (uint64_t)(G - 1) * G * G + a0;
+  SF_CHECK(lin[0] == a0 && lin[1] == a1, "two points: voxels %llu %llu, want %llu %llu", (unsigned long long)lin[0], (unsigned long long)lin[1], (unsigned long long)a0, (unsigned long long)a1);
   float bad[6] = {0, 0, 0, 1, NAN, 0};
   SF_CHECK(sf_voxelize(bad, 2, G, lin, &nv) == -1, "NaN input must be rejected");
   bad[4] = INFINITY;
@@ -90,8 +90,8 @@ static void test_render(void)
   const int G = 8;
   const size_t N = (size_t)G * G * G;
   const double colours[9] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};
-  uint32_t f0[] = {0, 5, 9, 100}, f1[] = {5, 200}, f2[] = {9, 300, 511};
-  const uint32_t *vox[3] = {f0, f1, f2};
+  uint64_t f0[] = {0, 5, 9, 100}, f1[] = {5, 200}, f2[] = {9, 300, 511};
+  const uint64_t *vox[3] = {f0, f1, f2};
   size_t nvox[3] = {4, 2, 3};
   int cats[3] = {2, 0, 2};
   float *vol = calloc(3 * N, sizeof *vol);

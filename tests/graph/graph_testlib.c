@@ -145,6 +145,8 @@ void gt_run_graph(const gt_problem *p, int slabs, int determinism, int nsteps, d
 
 static const char *g_optimizer = "ADAM";
 void gt_set_optimizer(const char *name) { g_optimizer = name; }
+static int g_checkpointing;
+void gt_set_checkpointing(int on) { g_checkpointing = on; }
 
 void gt_run_graph_hook(const gt_problem *p, int slabs, int determinism, int nsteps, double lr, gt_result *r,
                        gt_step_hook after_step, void *ctx)
@@ -160,6 +162,7 @@ void gt_run_graph_hook(const gt_problem *p, int slabs, int determinism, int nste
   sf_config_init(&c);
   c.slabs = slabs;
   c.more_determinism = determinism;
+  c.activation_checkpointing = g_checkpointing;
   free(c.optimizer);
   c.optimizer = sf_strdup(g_optimizer);
   char err[512];
@@ -279,6 +282,7 @@ void gt_run_graph_batches(const gt_problem *p, int slabs, int determinism, int n
   c.slabs = slabs;
   c.more_determinism = determinism;
   c.local_batch_size = bmax;
+  c.activation_checkpointing = g_checkpointing;
   free(c.optimizer);
   c.optimizer = sf_strdup(g_optimizer);
   char err[512];

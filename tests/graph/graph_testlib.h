@@ -50,6 +50,8 @@ void gt_cleanup(void);
  * slabs 0 = automatic. */
 /* The `optimizer` config name the next graph and reference runs use ("ADAM" until set). */
 void gt_set_optimizer(const char *name);
+/* activation_checkpointing of the next graph runs (0 until set). */
+void gt_set_checkpointing(int on);
 void gt_run_graph(const gt_problem *p, int slabs, int determinism, int nsteps, double lr, gt_result *r);
 /* The same, calling after_step(g, step, ctx) after every step (e.g. to inspect the gradients). */
 typedef void (*gt_step_hook)(sf_graph *g, int step, void *ctx);

@@ -1,0 +1,184 @@
+/* The memory plan (scaffold/memory_plan.h): pure arithmetic over the U-Net's topology that mirrors
+ * the allocations of the training step (graph.c sf_graph_create, train_step.c sf_tctx_init) tensor
+ * by tensor, so that `scaffold benchmark` can print the expected peak per rank and refuse a problem
+ * that cannot fit before any work. Keep it in step with graph.c: the CTest memory_plan_rss compares
+ * it with the measured peak RSS. */
+#include <stdio.h>
+
+#include "scaffold/graph.h"
+#include "scaffold/memory_plan.h"
+#include "scaffold/ops.h"
+#include "scaffold/tensor.h"
+
+#define MIB (1024.0 * 1024.0)
+
+/* The slab count sf_graph_create resolves (slabs 0: automatic, rounded to a multiple of spatial). */
+static int plan_slabs(const sf_unet *u, const sf_config *c, const sf_memplan_layout *l)
+{
+  const int coarse = u->edge[u->levels], cap = coarse < SF_MAX_SLABS ? coarse : SF_MAX_SLABS, T = l->spatial;
+  int S = (int)c->slabs;
+  if (S > 0) return S;
+  S = sf_graph_auto_slabs(coarse, l->workers, c->more_determinism != 0);
+  if (T > 1) {
+    S = (S + T - 1) / T * T;
+    if (S > cap) S = cap / T * T;
+  }
+  return S < 1 ? 1 : S;
+}
+
+/* Planes of level `level` held by the rank holding the most (its slabs: owner k*T/S). */
+static double owned_planes(const sf_unet *u, int S, int T, int level)
+{
+  int d0[SF_MAX_SLABS + 1], most = 0;
+  sf_slab_bounds(d0, S, u->edge[u->levels], 1 << (u->levels - level));
+  for (int q = 0; q < T; q++) {
+    int lo = -1, hi = -1;
+    for (int k = 0; k < S; k++)
+      if ((int)((long)k * T / S) == q) {
+        if (lo < 0) lo = k;
+        hi = k + 1;
+      }
+    if (lo >= 0 && d0[hi] - d0[lo] > most) most = d0[hi] - d0[lo];
+  }
+  return most;
+}
+
+typedef struct {
+  const sf_unet *u;
+  int S, T;
+  double *bytes, *halo;
+} tens_acc;
+
+/* One tensor of C channels of es bytes at `level` (graph.c tens()): this rank's planes, and with a
+ * halo in a spatial run two boundary planes. */
+static void tensor(tens_acc *a, double *into, int level, int C, double es, int halo)
+{
+  double e = a->u->edge[level], plane = e * e * C * es;
+  *into += owned_planes(a->u, a->S, a->T, level) * plane;
+  if (halo && a->T > 1) *a->halo += 2 * plane;
+}
+
+static void plan_tensors(const sf_unet *u, int S, int T, int ckpt, sf_memplan *m)
+{
+  const int L = u->levels, K = u->n_classes, *ch = u->channels;
+  tens_acc a = {u, S, T, NULL, &m->halo};
+  double *act = &m->activations, *grad = &m->act_grads;
+  tensor(&a, act, 0, u->in_channels, 4, 1); /* input */
+  tensor(&a, act, 0, 1, 2, 0);              /* labels */
+  tensor(&a, act, 0, K, 4, 1);              /* logits */
+  tensor(&a, grad, 0, K, 4, 1);             /* their gradient */
+  for (int i = 0; i <= L; i++) {
+    tensor(&a, act, i, 4 * ch[i], 4, 1); /* encoder block: pre_a, act_a, pre_b, out */
+    tensor(&a, grad, i, 2 * ch[i], 4, 1); /* the level's two rotating gradient buffers */
+    if (i >= 1) {
+      tensor(&a, act, i, ch[i - 1], 4, 1);  /* max-pool output */
+      tensor(&a, act, i, ch[i - 1], 1, 0);  /* its argmax */
+      tensor(&a, grad, i, ch[i - 1], 4, 1); /* its gradient */
+    }
+    if (i < L) {
+      /* decoder block; with activation_checkpointing its pre_a, act_a, pre_b are the encoder's */
+      tensor(&a, act, i, (ckpt ? 1 : 4) * ch[i], 4, 1);
+      tensor(&a, act, i, 2 * ch[i], 4, 1); /* concat (its gradient overwrites it) */
+      if (!ckpt) tensor(&a, grad, i, ch[i], 4, 1); /* skip gradient (checkpointing: in enc[i].out) */
+    }
+  }
+}
+
+/* GroupNorm, loss and Dice partial sums (graph.c gn_init, loss_init). */
+static double plan_partial_sums(const sf_unet *u, int S, int B)
+{
+  const int L = u->levels, G = u->groups, K = u->n_classes;
+  double d = 0;
+  for (int i = 0; i <= L; i++) {
+    int blocks = i < L ? 2 : 1;
+    double per = (double)(S + 1) * 2 * G + (double)(S + 1) * (2.0 * G + 2.0 * u->channels[i]);
+    d += blocks * 2 * per; /* two GroupNorms per block */
+  }
+  d += (double)(S + B) * SF_LOSS_NACC(K) + (double)(S + 1) * 3 * K + (B > 1 ? S + 1 : 0);
+  return d * sizeof(double);
+}
+
+/* Gradient arenas beyond the plain one: per-slab partials (graph.c choose_partial_grads) and the
+ * per-sample GroupNorm gradients of a batch (gn_sample_init). */
+static double plan_extra_grads(const sf_unet *u, const sf_config *c, const sf_memplan_layout *l, int S)
+{
+  size_t max_floats = l->part_max_floats ? l->part_max_floats : (size_t)1 << 18;
+  int small_ok = S > 1 && l->spatial <= 1 && l->workers > 1;
+  double part = 0, gn = 0;
+  for (int p = 0; p < u->nparams; p++) {
+    const sf_param_desc *d = &u->params[p];
+    int slab_grad = d->kind != SF_PARAM_GN_GAMMA && d->kind != SF_PARAM_GN_BETA;
+    if (!slab_grad) gn += (double)d->numel;
+    else if (c->more_determinism || (small_ok && d->numel <= max_floats)) part += (double)((d->numel + 15) & ~(size_t)15);
+  }
+  double owned = (double)S / l->spatial; /* slabs of this rank */
+  double b = c->local_batch_size > 1 ? (double)c->local_batch_size : 0;
+  return (owned * part + b * gn) * sizeof(float);
+}
+
+/* Each CPU worker's scratch (codelets/cpu/conv3d_blas.c, upconv3d_blas.c): slot 0 holds an im2col
+ * chunk of at most 192 rows of 27*Cin floats (or an up-convolution chunk of 8*Cout), slot 1 the
+ * flipped dX weights (27*Cin*Cout, layers with Cout < 256) or a transposed dW. */
+static double plan_workspace(const sf_unet *u, int cpu_workers)
+{
+  double slot0 = 0, slot1 = 0;
+  for (int i = 0; i <= u->levels; i++) {
+    int cin[2] = {i ? u->channels[i - 1] : u->in_channels, u->channels[i]}; /* encoder convs */
+    int cin_dec[2] = {i < u->levels ? u->channels[i + 1] : 0, u->channels[i]};
+    for (int j = 0; j < 4; j++) {
+      int ci = j < 2 ? cin[j] : cin_dec[j - 2], co = u->channels[i];
+      if (ci == 0) continue;
+      double col = 192.0 * 27 * ci;
+      if (col > slot0) slot0 = col;
+      double w = co < 256 ? 27.0 * ci * co : 0;
+      if (w > slot1) slot1 = w;
+    }
+    double up = 192.0 * 8 * u->channels[i];
+    if (i < u->levels && up > slot0) slot0 = up;
+  }
+  return (double)cpu_workers * (slot0 + slot1) * sizeof(float);
+}
+
+void sf_memory_plan(const sf_unet *u, const sf_config *c, const sf_memplan_layout *l, sf_memplan *m)
+{
+  *m = (sf_memplan){0};
+  const int S = plan_slabs(u, c, l), B = c->local_batch_size > 1 ? (int)c->local_batch_size : 1;
+  const double N = (double)u->total_params * sizeof(float), e0 = u->edge[0];
+  const double vox = e0 * e0 * e0;
+  m->slabs = S;
+  plan_tensors(u, S, l->spatial, c->activation_checkpointing != 0, m);
+  m->params = N;
+  m->grads = N + plan_extra_grads(u, c, l, S) + (l->spatial * l->replicas > 1 ? N : 0);
+  m->optimizer = 2 * N + (c->warmup_batches > 0 ? 3 * N : 0) + (c->async_save ? 3 * N : 0);
+  m->partial_sums = plan_partial_sums(u, S, B);
+  /* the batch's images (NDHWC, in_channels floats) and labels (uint16), whole volumes on every rank,
+   * and the loader's read buffer (one channels-first volume) */
+  m->samples = B * vox * (u->in_channels * 4.0 + 2.0) + vox * u->in_channels * 4.0;
+  m->workspace = plan_workspace(u, l->cpu_workers);
+  m->base = SF_MEMPLAN_BASE_BYTES;
+  m->total = m->activations + m->act_grads + m->halo + m->params + m->grads + m->optimizer + m->partial_sums +
+             m->samples + m->workspace + m->base;
+}
+
+/* "12.3 MiB", "45.6 GiB" or "7.8 TiB" into b (32 bytes). */
+static const char *amount(double bytes, char *b)
+{
+  if (bytes < 10 * MIB * 1024) snprintf(b, 32, "%.1f MiB", bytes / MIB);
+  else if (bytes < 10 * MIB * MIB) snprintf(b, 32, "%.1f GiB", bytes / (MIB * 1024));
+  else snprintf(b, 32, "%.1f TiB", bytes / (MIB * MIB));
+  return b;
+}
+
+void sf_memory_plan_format(const sf_memplan *m, const char *prefix, char *buf, size_t len)
+{
+  char a[10][32];
+  snprintf(buf, len,
+           "%sactivations %s, activation gradients %s, halo planes %s\n"
+           "%sparameters %s, gradients %s, optimizer state and snapshots %s, partial sums %s\n"
+           "%ssample buffers %s, worker scratch %s, process base %s\n"
+           "%stotal %.1f MiB (%.2f GiB) per rank, %d depth slabs",
+           prefix, amount(m->activations, a[0]), amount(m->act_grads, a[1]), amount(m->halo, a[2]), prefix,
+           amount(m->params, a[3]), amount(m->grads, a[4]), amount(m->optimizer, a[5]), amount(m->partial_sums, a[6]),
+           prefix, amount(m->samples, a[7]), amount(m->workspace, a[8]), amount(m->base, a[9]), prefix,
+           m->total / MIB, m->total / (MIB * 1024), m->slabs);
+}
