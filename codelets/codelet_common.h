@@ -104,7 +104,7 @@ static inline size_t sf_vec_n(void *iface) { return STARPU_VECTOR_GET_NX(iface);
 static inline int sf_task_nbuffers(void)
 {
   int n = sf_host_nbuffers();
-  return n ? n : STARPU_TASK_GET_NBUFFERS(starpu_task_get_current());
+  return n ? n : (int)STARPU_TASK_GET_NBUFFERS(starpu_task_get_current());
 }
 
 #endif
