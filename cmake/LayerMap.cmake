@@ -9,9 +9,11 @@
 #   config    src/config         the configuration: keys, YAML, CLI overrides
 #   kernels   codelets/cpu,      plain kernels: no StarPU (CPU, and the CUDA kernels built by cmake/Cuda.cmake)
 #             codelets/cuda
-#   runtime   src/runtime        StarPU / StarPU-MPI start-up and shut-down, layout queries, data
-#                                registration and requests, host collectives, trace, perfmodels, OpenCL
-#                                device start-up (programs, placement), CUDA start-up
+#   runtime   src/runtime        the task runtime interface and its backends (runtime: starpu | openmp |
+#                                sequential): StarPU / StarPU-MPI start-up and shut-down, layout queries,
+#                                data registration and requests, host collectives, trace, perfmodels,
+#                                OpenCL device start-up (programs, placement), CUDA start-up; the host
+#                                executors (OpenMP tasks, sequential)
 #   codelets  codelets/*.c,      StarPU glue: one codelet per op, the insert_task_* helpers, the OpenCL
 #             codelets/opencl,   launchers and CUDA wrappers
 #             codelets/cuda_glue
@@ -47,7 +49,7 @@ set(SF_LAYER_kernels_STARPU OFF)
 
 # runtime -> kernels: runtime_cuda.c releases the CUDA kernels' per-thread workspaces (ops_cuda.h).
 set(SF_LAYER_runtime_DIRS src/runtime)
-set(SF_LAYER_runtime_HEADERS runtime runtime_cuda dist tensor trace perfmodels opencl_devices)
+set(SF_LAYER_runtime_HEADERS runtime runtime_cuda dist tensor trace perfmodels opencl_devices host_exec)
 set(SF_LAYER_runtime_USES runtime config kernels util)
 set(SF_LAYER_runtime_STARPU ON)
 

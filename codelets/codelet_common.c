@@ -3,11 +3,15 @@
  * picks the path: mpi = 1 (the tasks of a spatially distributed replica, scaffold/dist.h) goes
  * through starpu_mpi_task_insert, where every rank of the replica submits every task and StarPU-MPI
  * runs it on the owner of the data it writes and moves the data it reads; mpi = 0 takes the plain
- * starpu_task_insert path. No process-wide mode is read here. */
+ * starpu_task_insert path. Under runtime openmp or sequential (scaffold/runtime.h) the task goes to
+ * the host executor instead: the codelet's CPU function (its "run on these pointers" function) with
+ * the handles' access modes and the priority (scaffold/host_exec.h). */
 #include "codelet_common.h"
 
 #include <errno.h>
 #include <string.h>
+
+#include "scaffold/runtime.h"
 
 #ifdef SF_HAVE_MPI
 #include <starpu_mpi.h>
@@ -76,9 +80,34 @@ static void submit_mpi(struct starpu_codelet *cl, const sf_topt *o, void *args, 
 }
 #endif
 
+/* The host executors' path: StarPU's access modes become scaffold/host_exec.h's. */
+static void submit_host(struct starpu_codelet *cl, const sf_topt *o, void *args, size_t args_size, const sf_buf *b,
+                        double flops)
+{
+  if (!cl->cpu_funcs[0]) SF_ABORT("%s: no CPU function for runtime %s", cl->name, sf_runtime_kind_name(sf_runtime_which()));
+  sf_handle h[SF_HOST_MAX_BUFFERS];
+  int modes[SF_HOST_MAX_BUFFERS];
+  for (int i = 0; i < b->n; i++) {
+    enum starpu_data_access_mode m = b->d[i].mode;
+    h[i] = (sf_handle)b->d[i].handle;
+    modes[i] = ((m & STARPU_R) ? SF_ACCESS_R : 0) | ((m & STARPU_W) ? SF_ACCESS_W : 0) |
+               ((m & STARPU_COMMUTE) ? SF_ACCESS_COMMUTE : 0);
+  }
+  g_flops += flops;
+  g_tasks++;
+  sf_host_submit(cl->name, cl->cpu_funcs[0], args ? sf_args_dup(args, args_size) : NULL, b->n, h, modes,
+                 o ? o->prio : 0);
+}
+
 void sf_submit(struct starpu_codelet *cl, const sf_topt *o, void *args, size_t args_size, const sf_buf *b,
                double flops)
 {
+  if (sf_runtime_which() != SF_RT_STARPU) {
+    if (o && o->mpi) SF_ABORT("%s: submitted with sf_topt.mpi = 1 under runtime %s", cl->name,
+                              sf_runtime_kind_name(sf_runtime_which()));
+    submit_host(cl, o, args, args_size, b, flops);
+    return;
+  }
   if (o && o->mpi) {
 #ifdef SF_HAVE_MPI
     submit_mpi(cl, o, args, args_size, b, flops);

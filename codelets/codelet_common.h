@@ -10,6 +10,7 @@
 
 #include "scaffold/codelets_cuda.h"
 #include "scaffold/common.h"
+#include "scaffold/host_exec.h"
 #include "scaffold/tasks.h"
 
 #define SF_H(h) ((starpu_data_handle_t)(h))
@@ -68,8 +69,9 @@ static inline void sf_buf_add(sf_buf *b, sf_handle h, enum starpu_data_access_mo
   b->n++;
 }
 
-/* Submits cl with the buffers of b and a heap-allocated args struct (freed by StarPU), declaring
- * `flops`. Dies with the codelet name if StarPU refuses the task. */
+/* Submits cl with the buffers of b and a heap-allocated args struct (freed by the runtime), declaring
+ * `flops`: to StarPU, or under runtime openmp / sequential as the codelet's CPU function on the
+ * handles' host memory (scaffold/host_exec.h). Dies with the codelet name if StarPU refuses the task. */
 void sf_submit(struct starpu_codelet *cl, const sf_topt *o, void *args, size_t args_size, const sf_buf *b,
                double flops);
 /* A heap copy of an args struct for STARPU_CL_ARGS. */
@@ -97,7 +99,12 @@ static inline const float *sf_blk_last_plane(void *iface)
 static inline float *sf_vec_f(void *iface) { return (float *)STARPU_VECTOR_GET_PTR(iface); }
 static inline double *sf_vec_d(void *iface) { return (double *)STARPU_VECTOR_GET_PTR(iface); }
 static inline size_t sf_vec_n(void *iface) { return STARPU_VECTOR_GET_NX(iface); }
-/* The buffer count of the running task (variable-buffer codelets). */
-static inline int sf_task_nbuffers(void) { return STARPU_TASK_GET_NBUFFERS(starpu_task_get_current()); }
+/* The buffer count of the running task (variable-buffer codelets): a host executor's task
+ * (scaffold/host_exec.h), else StarPU's. */
+static inline int sf_task_nbuffers(void)
+{
+  int n = sf_host_nbuffers();
+  return n ? n : (int)STARPU_TASK_GET_NBUFFERS(starpu_task_get_current());
+}
 
 #endif

@@ -45,8 +45,8 @@ SF_OPENCL_CODELET(conv1_bwd_weights, SF_OCL_INEXACT);
 
 static double vox(sf_handle slab, int C)
 {
-  return (double)starpu_block_get_nx(SF_H(slab)) / C * starpu_block_get_ny(SF_H(slab)) *
-         starpu_block_get_nz(SF_H(slab));
+  return (double)sf_block_nx(slab) / C * sf_block_ny(slab) *
+         sf_block_nz(slab);
 }
 
 void insert_task_conv1_forward(const sf_topt *o, sf_handle y, sf_handle x, sf_handle w, sf_handle b, int Cin,

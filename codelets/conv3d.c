@@ -73,7 +73,7 @@ static void add_halos(sf_buf *b, sf_conv3d_args *a, sf_handle lo, sf_handle hi)
 /* 2 * voxels * 27 * Cin * Cout */
 static double conv_flops(sf_handle slab, int H, int W, int Cin, int Cout)
 {
-  size_t nz = starpu_block_get_nz(SF_H(slab));
+  size_t nz = sf_block_nz(slab);
   return 2.0 * 27.0 * (double)nz * H * W * Cin * Cout;
 }
 

@@ -27,6 +27,6 @@ void insert_task_dice_hard_partial(const sf_topt *o, sf_handle acc_part, sf_hand
   sf_buf_add(&b, acc_part, STARPU_W);
   sf_buf_add(&b, z, STARPU_R);
   sf_buf_add(&b, lab, STARPU_R);
-  double n = (double)starpu_block_get_nx(SF_H(z)) * starpu_block_get_ny(SF_H(z)) * starpu_block_get_nz(SF_H(z));
+  double n = (double)sf_block_nx(z) * sf_block_ny(z) * sf_block_nz(z);
   sf_submit(&cl_dice_hard_partial, o, &a, sizeof a, &b, 2.0 * n);
 }

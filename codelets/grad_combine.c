@@ -40,5 +40,5 @@ void insert_task_grad_combine(const sf_topt *o, sf_handle acc, sf_handle other, 
   sf_buf b = {.n = 0};
   sf_buf_add(&b, acc, STARPU_RW);
   sf_buf_add(&b, other, STARPU_R);
-  sf_submit(&cl_grad_combine, o, &a, sizeof a, &b, (double)starpu_vector_get_nx(SF_H(acc)) * (scale == 1.0f ? 1 : 2));
+  sf_submit(&cl_grad_combine, o, &a, sizeof a, &b, (double)sf_vector_nx(acc) * (scale == 1.0f ? 1 : 2));
 }

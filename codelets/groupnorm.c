@@ -80,7 +80,7 @@ SF_OPENCL_CODELET(groupnorm_bwd_data, SF_OCL_INEXACT);
 
 static double elems(sf_handle slab)
 {
-  return (double)starpu_block_get_nx(SF_H(slab)) * starpu_block_get_ny(SF_H(slab)) * starpu_block_get_nz(SF_H(slab));
+  return (double)sf_block_nx(slab) * sf_block_ny(slab) * sf_block_nz(slab);
 }
 
 void insert_task_groupnorm_stats(const sf_topt *o, sf_handle stats_part, sf_handle x, int C, int G)

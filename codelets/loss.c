@@ -49,7 +49,7 @@ SF_OPENCL_CODELET(loss_wsum, SF_OCL_EXACT);
 
 static double elems(sf_handle slab)
 {
-  return (double)starpu_block_get_nx(SF_H(slab)) * starpu_block_get_ny(SF_H(slab)) * starpu_block_get_nz(SF_H(slab));
+  return (double)sf_block_nx(slab) * sf_block_ny(slab) * sf_block_nz(slab);
 }
 
 void insert_task_loss_partial(const sf_topt *o, sf_handle acc_part, sf_handle z, sf_handle lab, sf_handle cw, int K)

@@ -36,7 +36,7 @@ SF_OPENCL_CODELET(maxpool3d_bwd, SF_OCL_EXACT_IEEE);
 
 static double elems(sf_handle slab)
 {
-  return (double)starpu_block_get_nx(SF_H(slab)) * starpu_block_get_ny(SF_H(slab)) * starpu_block_get_nz(SF_H(slab));
+  return (double)sf_block_nx(slab) * sf_block_ny(slab) * sf_block_nz(slab);
 }
 
 void insert_task_maxpool3d_forward(const sf_topt *o, sf_handle y, sf_handle idx, sf_handle x, int C)

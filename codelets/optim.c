@@ -73,7 +73,7 @@ void insert_task_sumsq(const sf_topt *o, sf_handle part, sf_handle g)
   sf_buf b = {.n = 0};
   sf_buf_add(&b, part, STARPU_W);
   sf_buf_add(&b, g, STARPU_R);
-  sf_submit(&cl_sumsq, o, NULL, 0, &b, 2.0 * (double)starpu_vector_get_nx(SF_H(g)));
+  sf_submit(&cl_sumsq, o, NULL, 0, &b, 2.0 * (double)sf_vector_nx(g));
 }
 
 void insert_task_clip_coef(const sf_topt *o, sf_handle clip, const sf_handle *parts, int nparts, float max_norm)
@@ -95,7 +95,7 @@ void insert_task_adam(const sf_topt *o, sf_handle w, sf_handle m, sf_handle v, s
   sf_buf_add(&b, v, STARPU_RW);
   sf_buf_add(&b, g, STARPU_R);
   if (clip) sf_buf_add(&b, clip, STARPU_R);
-  sf_submit(&cl_adam, o, &a, sizeof a, &b, 12.0 * (double)starpu_vector_get_nx(SF_H(w)));
+  sf_submit(&cl_adam, o, &a, sizeof a, &b, 12.0 * (double)sf_vector_nx(w));
 }
 
 void insert_task_sgd(const sf_topt *o, sf_handle w, sf_handle g, sf_handle clip, double lr)
@@ -105,7 +105,7 @@ void insert_task_sgd(const sf_topt *o, sf_handle w, sf_handle g, sf_handle clip,
   sf_buf_add(&b, w, STARPU_RW);
   sf_buf_add(&b, g, STARPU_R);
   if (clip) sf_buf_add(&b, clip, STARPU_R);
-  sf_submit(&cl_sgd, o, &a, sizeof a, &b, 3.0 * (double)starpu_vector_get_nx(SF_H(w)));
+  sf_submit(&cl_sgd, o, &a, sizeof a, &b, 3.0 * (double)sf_vector_nx(w));
 }
 
 void insert_task_rmsprop(const sf_topt *o, sf_handle w, sf_handle sq, sf_handle g, sf_handle clip, double lr,
@@ -117,5 +117,5 @@ void insert_task_rmsprop(const sf_topt *o, sf_handle w, sf_handle sq, sf_handle 
   sf_buf_add(&b, sq, STARPU_RW);
   sf_buf_add(&b, g, STARPU_R);
   if (clip) sf_buf_add(&b, clip, STARPU_R);
-  sf_submit(&cl_rmsprop, o, &a, sizeof a, &b, 9.0 * (double)starpu_vector_get_nx(SF_H(w)));
+  sf_submit(&cl_rmsprop, o, &a, sizeof a, &b, 9.0 * (double)sf_vector_nx(w));
 }

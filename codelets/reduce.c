@@ -52,7 +52,7 @@ static void sum(struct starpu_codelet *cl, const sf_topt *o, sf_handle out, cons
   sf_buf b = {.n = 0};
   sf_buf_add(&b, out, STARPU_W);
   for (int k = 0; k < nparts; k++) sf_buf_add(&b, parts[k], STARPU_R);
-  sf_submit(cl, o, NULL, 0, &b, (double)(nparts - 1) * starpu_vector_get_nx(SF_H(out)));
+  sf_submit(cl, o, NULL, 0, &b, (double)(nparts - 1) * sf_vector_nx(out));
 }
 
 void insert_task_sum_f(const sf_topt *o, sf_handle out, const sf_handle *parts, int nparts)

@@ -36,9 +36,8 @@ SF_OPENCL_CODELET(sample_load, SF_OCL_EXACT);
 
 void insert_task_sample_load(const sf_topt *o, sf_handle dst, const void *src, size_t bytes)
 {
-  starpu_data_handle_t h = SF_H(dst);
-  int is_block = starpu_data_get_interface_id(h) == STARPU_BLOCK_INTERFACE_ID;
-  size_t want = starpu_data_get_size(h);
+  int is_block = sf_handle_is_block(dst);
+  size_t want = sf_handle_bytes(dst);
   if (bytes != want) SF_ABORT("sample_load: %zu bytes for a handle of %zu bytes", bytes, want);
   sf_sample_args a = {src, bytes, is_block};
   sf_buf b = {.n = 0};

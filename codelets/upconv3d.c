@@ -50,8 +50,8 @@ SF_OPENCL_CODELET(upconv3d_bwd_weights, SF_OCL_INEXACT);
 /* MACs = fine voxels * Cin * Cout = 8 * coarse voxels * Cin * Cout */
 static double macs(sf_handle coarse, int Cin, int Cout)
 {
-  return 8.0 * (double)starpu_block_get_nx(SF_H(coarse)) / Cin * starpu_block_get_ny(SF_H(coarse)) *
-         starpu_block_get_nz(SF_H(coarse)) * Cin * Cout;
+  return 8.0 * (double)sf_block_nx(coarse) / Cin * sf_block_ny(coarse) *
+         sf_block_nz(coarse) * Cin * Cout;
 }
 
 void insert_task_upconv3d_forward(const sf_topt *o, sf_handle y, sf_handle x, sf_handle w, sf_handle b, int Cin,

@@ -60,6 +60,7 @@ typedef struct sf_config {
   /* ---- ours (docs/architecture.md §4) ---- */
   long unet_base_channels;          /* 64, as upstream */
   char *scheduler;                  /* "" = StarPU's default (STARPU_SCHED or lws) */
+  char *runtime;                    /* "starpu" (default), "openmp", "sequential" (scaffold/runtime.h) */
   long ncpu;                        /* -1 = StarPU's choice */
   long ncuda;                       /* -1 = StarPU's choice (0 on a CPU-only StarPU) */
   long nopencl;                     /* 0 */

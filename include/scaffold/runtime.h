@@ -21,12 +21,36 @@
 
 #include "scaffold/config.h"
 
-/* Starts StarPU. Returns the total worker count (> 0); dies with a message if StarPU cannot start.
+/* The task runtime under the graph (the `runtime` key; docs/runtimes.md). Everything above the
+ * runtime layer (codelets' insert helpers, the graph, training, datagen) goes through the same
+ * interface whichever runs it: data registration (scaffold/tensor.h), task submission (the
+ * codelets' sf_submit; scaffold/host_exec.h for the runtimes other than StarPU), waiting (below).
+ *   starpu      StarPU (and StarPU-MPI, CUDA, OpenCL, traces, perfmodels): the default.
+ *   openmp      GCC's libgomp: `omp task depend(...) priority(...)` on the handles, one team of ncpu
+ *               worker threads (plus the thread that turns submissions into tasks); CPU only.
+ *   sequential  every task runs when it is submitted, in submission order, in the calling thread. */
+typedef enum sf_rt_kind { SF_RT_STARPU = 0, SF_RT_OPENMP = 1, SF_RT_SEQUENTIAL = 2 } sf_rt_kind;
+/* The runtime in use: set by sf_runtime_init (StarPU before it). */
+sf_rt_kind sf_runtime_which(void);
+/* "starpu", "openmp", "sequential". */
+const char *sf_runtime_kind_name(sf_rt_kind k);
+/* Parses a `runtime` value; returns -1 for an unknown name. */
+int sf_runtime_parse(const char *name, sf_rt_kind *out);
+/* The up-front refusals of a runtime other than StarPU: mpirun (more than one rank), CUDA / OpenCL
+ * workers, trace: 1. Returns 0, or -1 with the offending key in *key and the reason in err. Usable
+ * before sf_runtime_init (config validation). */
+int sf_runtime_check_config(const sf_config *c, const char **key, char *err, size_t errlen);
+/* libgomp reads OMP_MAX_TASK_PRIORITY once, when it loads, so it cannot be set later by the process:
+ * when it is unset, this sets it and re-executes the program (argv) once, so task priorities reach
+ * the openmp runtime. Call first thing in main (no output, no file before it). */
+void sf_runtime_prepare_process(char **argv);
+
+/* Starts the runtime the config's `runtime` key names (StarPU by default). Returns the total worker count (> 0); dies with a message if StarPU cannot start.
  * Calling it again while running is an error (SF_ABORT). */
 int sf_runtime_init(const sf_config *c);
 void sf_runtime_shutdown(void);
 int sf_runtime_is_initialized(void);
-/* Waits until every task submitted so far has run (starpu_task_wait_for_all). */
+/* Waits until every task submitted so far has run (starpu_task_wait_for_all, or the host executor's). */
 void sf_runtime_wait_all(void);
 int sf_runtime_ncpu_workers(void);
 int sf_runtime_nworkers(void);

@@ -32,7 +32,8 @@ typedef enum {
 } sf_accum;
 
 /* Per-task options, chosen by the caller (a NULL sf_topt * means all zero).
- *  prio: StarPU priority (0 = default; higher runs first under priority-aware schedulers).
+ *  prio: task priority, 0..2 (0 = default; higher runs first under StarPU's priority-aware schedulers
+ *        and, as OpenMP's priority() clause, under runtime openmp: scaffold/runtime.h).
  *  mpi:  0 (the default): starpu_task_insert, the task runs on this process's workers.
  *        1: starpu_mpi_task_insert, for the tasks of a spatially distributed replica (scaffold/dist.h):
  *        every rank of the replica submits the same task, StarPU-MPI runs it on the rank owning the

@@ -11,7 +11,8 @@
 
 #define SF_MAX_SLABS 64
 
-/* An opaque data handle (a starpu_data_handle_t underneath). */
+/* An opaque data handle: a starpu_data_handle_t under runtime starpu, the host executor's own
+ * record (src/runtime/host_data.c) under openmp and sequential (scaffold/runtime.h). */
 typedef struct sf_handle_s *sf_handle;
 
 typedef struct sf_tensor {
@@ -92,6 +93,14 @@ void sf_vector_unsplit_submit(sf_handle h, sf_handle parts[2]);
 void sf_vector_split_clean(sf_handle h, sf_handle parts[2]);
 void sf_handle_acquire(sf_handle h, int write);
 void sf_handle_release(sf_handle h);
+/* Shapes, for the insert helpers (declared flops, size checks): a block's nx, ny, nz in elements, a
+ * vector's length, whether a handle is a block, and its size in bytes. */
+size_t sf_block_nx(sf_handle h);
+size_t sf_block_ny(sf_handle h);
+size_t sf_block_nz(sf_handle h);
+size_t sf_vector_nx(sf_handle h);
+int sf_handle_is_block(sf_handle h);
+size_t sf_handle_bytes(sf_handle h);
 
 /* Memory for data handed to StarPU (pinned where a GPU is present), zeroed; free with sf_data_free. */
 void *sf_data_alloc(size_t bytes, const char *what);

@@ -155,6 +155,7 @@ void sf_benchmark_check_config(const sf_config *c, int training)
   const char *key;
   char err[2048];
   if (sf_dataset_check_config(c, &key, err, sizeof err) != 0) sf_config_refuse(c, key, "%s", err);
+  if (sf_runtime_check_config(c, &key, err, sizeof err) != 0) sf_config_refuse(c, key, "%s", err);
   if (c->scheduler && c->scheduler[0] && !sf_runtime_resolve_scheduler(c->scheduler, err, sizeof err))
     sf_config_refuse(c, "scheduler", "not a StarPU scheduling policy of this build; expected one of: %s", err);
   if (!training) return; /* --datagen-only */

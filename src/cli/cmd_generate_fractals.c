@@ -52,6 +52,9 @@ int sf_cmd_generate_fractals(int argc, char **argv)
     usage(stderr);
     sf_die(SF_EXIT_USAGE, "generate_fractals needs a config file: -c CONFIG");
   }
+  const char *bad_key = NULL;
+  char why[512];
+  if (sf_runtime_check_config(&c, &bad_key, why, sizeof why) != 0) sf_config_refuse(&c, bad_key, "%s", why);
   sf_runtime_init(&c);
   char desc[256];
   sf_info("generate_fractals: %s", sf_runtime_describe(desc, sizeof desc));

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "scaffold/cli.h"
+#include "scaffold/runtime.h"
 #include "scaffold/common.h"
 
 typedef struct {
@@ -31,6 +32,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+  sf_runtime_prepare_process(argv); /* OMP_MAX_TASK_PRIORITY, read once by libgomp (runtime: openmp) */
   if (argc < 2) {
     usage(stderr);
     return SF_EXIT_USAGE;

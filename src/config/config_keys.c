@@ -26,6 +26,10 @@ static int open_0_100(const void *p) { return D(p) > 0 && D(p) < 100; }
 static int half_open_0_1(const void *p) { return D(p) > 0 && D(p) <= 1; }
 static int nonempty(const void *p) { return S(p)[0] != '\0'; }
 static int is_torch(const void *p) { return strcmp(S(p), "torch") == 0; }
+static int is_runtime(const void *p)
+{
+  return !strcmp(S(p), "starpu") || !strcmp(S(p), "openmp") || !strcmp(S(p), "sequential");
+}
 static int each_ge1(const void *p)
 {
   const long *v = p;
@@ -156,6 +160,10 @@ const sf_key sf_keys[] = {
           "Channels of the first U-Net level (upstream: 64); doubles per level."),
   KEY_STR(scheduler, OUR, "", NULL, "any string", "--scheduler",
           "StarPU scheduling policy; \"\" = StarPU's default (STARPU_SCHED, else lws)."),
+  KEY_STR(runtime, OUR, "starpu", is_runtime, "starpu, openmp, sequential", NULL,
+          "Task runtime under the same graph (docs/runtimes.md): starpu (everything: schedulers, MPI, CUDA, "
+          "OpenCL, traces); openmp (libgomp tasks with depend/priority, ncpu threads, CPU only, one process); "
+          "sequential (each task runs at submission in the calling thread)."),
   KEY_INT(ncpu, OUR, -1, gem1, ">= -1", "--ncpu", "CPU workers; -1 = StarPU's choice."),
   KEY_INT(ncuda, OUR, -1, gem1, ">= -1", NULL,
           "CUDA workers; -1 = StarPU's choice (0 on a CPU-only StarPU)."),

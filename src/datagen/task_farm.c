@@ -1,7 +1,9 @@
 /* Independent CPU tasks without data handles for the data generation phases (task_farm.h): one
  * codelet per kind, made at its first use (a CPU function that calls kind->run, and the kind's
  * history perfmodel with its footprint hashed as crc32c of two 64-bit words), tasks that the farm
- * waits for itself (not detached), so other users' tasks are never waited for. */
+ * waits for itself (not detached), so other users' tasks are never waited for. Under runtime openmp
+ * or sequential the farm's tasks go to the host executor (scaffold/host_exec.h), without handles, and
+ * the farm waits for every task (the data generation phases submit nothing else meanwhile). */
 #include "task_farm.h"
 
 #include <errno.h>
@@ -9,6 +11,8 @@
 #include <stdlib.h>
 
 #include "scaffold/common.h"
+#include "scaffold/host_exec.h"
+#include "scaffold/runtime.h"
 
 struct sf_farm_impl {
   struct starpu_codelet cl;
@@ -71,6 +75,14 @@ sf_task_farm *sf_farm_begin(sf_farm_kind *kind)
 
 int sf_farm_submit(sf_task_farm *f, void *arg)
 {
+  if (sf_runtime_which() != SF_RT_STARPU) {
+    farm_arg *a = sf_malloc(sizeof *a, "task farm argument");
+    a->kind = f->kind;
+    a->arg = arg;
+    sf_host_submit(f->kind->name, farm_cpu, a, 0, NULL, NULL, 0);
+    f->n++;
+    return 0;
+  }
   if (f->n == f->cap) {
     f->cap = f->cap ? 2 * f->cap : 64;
     struct starpu_task **t = realloc(f->tasks, (size_t)f->cap * sizeof *t);
@@ -101,7 +113,9 @@ long sf_farm_count(const sf_task_farm *f) { return f->n; }
 
 int sf_farm_wait(sf_task_farm *f)
 {
-  int rc = f->n && starpu_task_wait_array(f->tasks, (unsigned)f->n) != 0 ? -1 : 0;
+  int host = sf_runtime_which() != SF_RT_STARPU;
+  if (host) sf_runtime_wait_all();
+  int rc = !host && f->n && starpu_task_wait_array(f->tasks, (unsigned)f->n) != 0 ? -1 : 0;
   free(f->tasks);
   free(f);
   return rc;

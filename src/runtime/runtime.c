@@ -1,15 +1,20 @@
-/* StarPU start-up and shut-down for every subcommand (scaffold/runtime.h): builds a starpu_conf
- * from the config (scheduler, worker counts), lets StarPU's environment variables rule wherever
- * the config leaves the choice to StarPU, and pins OpenBLAS to one thread per worker. */
+/* Runtime start-up and shut-down for every subcommand (scaffold/runtime.h). Under runtime starpu
+ * (the default): builds a starpu_conf from the config (scheduler, worker counts), lets StarPU's
+ * environment variables rule wherever the config leaves the choice to StarPU. Under openmp and
+ * sequential: starts the host executor (exec_openmp.c, exec_host.c) instead, StarPU stays off.
+ * Every runtime pins OpenBLAS to one thread per worker. */
 #include "scaffold/runtime.h"
 
 #include <cblas.h>
 #include <errno.h>
+#include <omp.h>
 #include <starpu.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "host_internal.h"
 #include "scaffold/common.h"
 #include "scaffold/dist.h"
 #include "scaffold/opencl_devices.h"
@@ -18,6 +23,103 @@
 
 static int g_initialized = 0;
 static char g_sched[64] = "";
+static sf_rt_kind g_kind = SF_RT_STARPU;
+static int g_host_workers; /* openmp / sequential */
+
+static const char *const kind_names[] = {"starpu", "openmp", "sequential"};
+
+sf_rt_kind sf_runtime_which(void) { return g_kind; }
+
+const char *sf_runtime_kind_name(sf_rt_kind k)
+{
+  return (unsigned)k < sizeof kind_names / sizeof kind_names[0] ? kind_names[k] : "?";
+}
+
+int sf_runtime_parse(const char *name, sf_rt_kind *out)
+{
+  for (int i = 0; i < (int)(sizeof kind_names / sizeof kind_names[0]); i++)
+    if (name && !strcmp(name, kind_names[i])) {
+      *out = (sf_rt_kind)i;
+      return 0;
+    }
+  return -1;
+}
+
+int sf_runtime_check_config(const sf_config *c, const char **key, char *err, size_t errlen)
+{
+  sf_rt_kind k = SF_RT_STARPU;
+  if (sf_runtime_parse(c->runtime, &k) != 0) {
+    *key = "runtime";
+    snprintf(err, errlen, "unknown runtime; expected starpu, openmp or sequential");
+    return -1;
+  }
+  if (k == SF_RT_STARPU) return 0;
+  const char *name = kind_names[k];
+  if (sf_dist_launcher_size() > 1) {
+    *key = "runtime";
+    snprintf(err, errlen, "runtime %s runs in one process; under mpirun (%d ranks) expected runtime: starpu", name,
+             sf_dist_launcher_size());
+    return -1;
+  }
+  if (c->ncuda > 0) {
+    *key = "ncuda";
+    snprintf(err, errlen, "runtime %s has CPU workers only; expected ncuda: -1 or 0, or runtime: starpu", name);
+    return -1;
+  }
+  if (c->nopencl > 0) {
+    *key = "nopencl";
+    snprintf(err, errlen, "runtime %s has CPU workers only; expected nopencl: 0, or runtime: starpu", name);
+    return -1;
+  }
+  if (c->trace) {
+    *key = "trace";
+    snprintf(err, errlen, "traces come from StarPU's task profiling; expected trace: 0 under runtime %s", name);
+    return -1;
+  }
+  if (c->scheduler && c->scheduler[0]) {
+    *key = "scheduler";
+    snprintf(err, errlen, "a StarPU scheduling policy; expected scheduler: \"\" under runtime %s", name);
+    return -1;
+  }
+  if (k == SF_RT_SEQUENTIAL && c->ncpu > 1) {
+    *key = "ncpu";
+    snprintf(err, errlen, "the sequential runtime runs every task in the calling thread; expected ncpu: -1 or 1");
+    return -1;
+  }
+  return 0;
+}
+
+void sf_runtime_prepare_process(char **argv)
+{
+  if (getenv("OMP_MAX_TASK_PRIORITY")) return;
+  setenv("OMP_MAX_TASK_PRIORITY", "2", 1); /* the graph's priorities are 0..2 (scaffold/tasks.h) */
+  execv("/proc/self/exe", argv);
+  /* exec failed: go on without task priorities under openmp */
+}
+
+/* openmp / sequential: the host executor; no StarPU. */
+static int host_init(const sf_config *c)
+{
+  const char *key = NULL;
+  char err[512];
+  if (sf_runtime_check_config(c, &key, err, sizeof err) != 0) sf_die(SF_EXIT_USAGE, "%s: %s", key, err);
+  openblas_set_num_threads(1);
+  if (g_kind == SF_RT_SEQUENTIAL) {
+    g_host_workers = 1;
+  } else {
+    long n = c->ncpu;
+    if (n < 0) {
+      const char *e = getenv("STARPU_NCPU");
+      n = e && *e ? strtol(e, NULL, 10) : omp_get_num_procs();
+    }
+    if (n < 1) sf_die(SF_EXIT_USAGE, "ncpu: runtime openmp needs at least one CPU thread, got %ld", n);
+    g_host_workers = (int)n;
+    sf_omp_start(g_host_workers);
+  }
+  snprintf(g_sched, sizeof g_sched, "%s", kind_names[g_kind]);
+  g_initialized = 1;
+  return g_host_workers;
+}
 
 const char *sf_runtime_resolve_scheduler(const char *name, char *valid, size_t valid_len)
 {
@@ -51,6 +153,10 @@ static void set_count_env(const char *var, const char *alias, long value)
 int sf_runtime_init(const sf_config *c)
 {
   if (g_initialized) SF_ABORT("sf_runtime_init called twice");
+  g_kind = SF_RT_STARPU;
+  if (sf_runtime_parse(c->runtime, &g_kind) != 0)
+    sf_die(SF_EXIT_USAGE, "runtime: unknown runtime '%s'; expected starpu, openmp or sequential", c->runtime);
+  if (g_kind != SF_RT_STARPU) return host_init(c);
   struct starpu_conf conf;
   if (starpu_conf_init(&conf) != 0) sf_die(SF_EXIT_FAILURE, "starpu_conf_init failed");
 
@@ -125,6 +231,12 @@ int sf_runtime_init(const sf_config *c)
 void sf_runtime_shutdown(void)
 {
   if (!g_initialized) return;
+  if (g_kind != SF_RT_STARPU) {
+    sf_omp_stop();
+    g_initialized = 0;
+    g_kind = SF_RT_STARPU;
+    return;
+  }
   starpu_task_wait_for_all();
   sf_runtime_cuda_stop(); /* CUDA workers' workspaces, cuDNN and cuBLAS handles */
   sf_opencl_shutdown();
@@ -136,17 +248,38 @@ int sf_runtime_is_initialized(void) { return g_initialized; }
 
 void sf_runtime_wait_all(void)
 {
+  if (g_kind != SF_RT_STARPU) {
+    sf_omp_wait_all(); /* sequential: every task has run already */
+    return;
+  }
   if (starpu_task_wait_for_all() != 0) SF_ABORT("starpu_task_wait_for_all failed");
 }
 
-int sf_runtime_ncpu_workers(void) { return g_initialized ? (int)starpu_cpu_worker_get_count() : 0; }
+int sf_runtime_ncpu_workers(void)
+{
+  if (!g_initialized) return 0;
+  return g_kind != SF_RT_STARPU ? g_host_workers : (int)starpu_cpu_worker_get_count();
+}
 
-int sf_runtime_nworkers(void) { return g_initialized ? (int)starpu_worker_get_count() : 0; }
+int sf_runtime_nworkers(void)
+{
+  if (!g_initialized) return 0;
+  return g_kind != SF_RT_STARPU ? g_host_workers : (int)starpu_worker_get_count();
+}
 
 const char *sf_runtime_scheduler(void) { return g_sched; }
 
 char *sf_runtime_describe(char *buf, size_t len)
 {
+  if (g_initialized && g_kind == SF_RT_OPENMP) {
+    snprintf(buf, len, "OpenMP tasks (GCC libgomp, OpenMP %d), %d worker threads, task priorities up to %d", _OPENMP,
+             g_host_workers, omp_get_max_task_priority());
+    return buf;
+  }
+  if (g_initialized && g_kind == SF_RT_SEQUENTIAL) {
+    snprintf(buf, len, "sequential executor, 1 thread (tasks run at submission)");
+    return buf;
+  }
   int ma = 0, mi = 0, re = 0;
   starpu_get_version(&ma, &mi, &re);
   if (!g_initialized) {

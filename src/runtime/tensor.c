@@ -1,17 +1,22 @@
-/* Slab-split activation tensors and small vector handles on StarPU (scaffold/tensor.h): one
- * allocation per tensor, one 3D block handle per depth slab, registered on slices of it. A
+/* Slab-split activation tensors and small vector handles (scaffold/tensor.h): one allocation per
+ * tensor, one 3D block handle per depth slab, registered on slices of it: StarPU handles, or the host
+ * executors' records under runtime openmp / sequential (host_data.c). A
  * spatially distributed tensor allocates its owned slabs only, registers every slab with its
  * StarPU-MPI owner, and adds one-plane halo handles at the boundaries between owners (filled by the
  * halo exchange of src/comm/halo.c). */
 #include "scaffold/tensor.h"
 
 #include <starpu.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "host_internal.h"
 #include "scaffold/common.h"
 #include "scaffold/dist.h"
+#include "scaffold/runtime.h"
 
 #define H_(h) ((starpu_data_handle_t)(h))
+#define HOST (sf_runtime_which() != SF_RT_STARPU)
 
 void sf_slab_bounds(int *d0, int n, int coarse_edge, int scale)
 {
@@ -23,6 +28,11 @@ void *sf_data_alloc(size_t bytes, const char *what)
 {
   void *p = NULL;
   if (bytes == 0) bytes = 64;
+  if (HOST) {
+    if (posix_memalign(&p, 64, bytes) != 0 || !p) sf_die(SF_EXIT_FAILURE, "out of memory allocating %zu bytes for %s", bytes, what);
+    memset(p, 0, bytes);
+    return p;
+  }
   if (starpu_malloc_flags(&p, bytes, STARPU_MALLOC_PINNED) != 0 || !p)
     sf_die(SF_EXIT_FAILURE, "out of memory allocating %zu bytes for %s", bytes, what);
   memset(p, 0, bytes);
@@ -33,6 +43,10 @@ void sf_data_free(void *p, size_t bytes)
 {
   if (!p) return;
   if (bytes == 0) bytes = 64;
+  if (HOST) {
+    free(p);
+    return;
+  }
   starpu_free_flags(p, bytes, STARPU_MALLOC_PINNED);
 }
 
@@ -82,6 +96,12 @@ static void tensor_init(sf_tensor *t, const char *name, int D, int H, int W, int
   for (int k = 0; k < nslabs; k++) {
     int nd = d0[k + 1] - d0[k];
     SF_ASSERT(nd >= 1);
+    if (HOST) { /* one process (sf_runtime_check_config): every slab is owned */
+      SF_ASSERT(!dist);
+      t->slab[k] = sf_host_block_register((char *)t->data + (size_t)d0[k] * plane * elemsize, (size_t)W * C, H, nd,
+                                          (size_t)W * C, plane, elemsize, t->name);
+      continue;
+    }
     starpu_data_handle_t h;
     int own = k >= t->k_lo && k < t->k_hi;
     block_register(&h, own ? (char *)t->data + (size_t)(d0[k] - p0) * plane * elemsize : NULL, W, H, C, nd, elemsize);
@@ -142,6 +162,11 @@ void sf_tensor_destroy(sf_tensor *t)
   }
   if (!t->slab[0]) return;
   for (int k = 0; k < t->nslabs; k++) {
+    if (HOST) {
+      sf_host_unregister(t->slab[k]);
+      t->slab[k] = NULL;
+      continue;
+    }
     if (t->slab[k]) starpu_data_unregister(H_(t->slab[k]));
     if (t->plane_lo[k]) starpu_data_unregister(H_(t->plane_lo[k]));
     if (t->plane_hi[k]) starpu_data_unregister(H_(t->plane_hi[k]));
@@ -183,6 +208,7 @@ void sf_tensor_release(sf_tensor *t)
 
 sf_handle sf_vector_register(void *ptr, size_t n, size_t elemsize, const char *name)
 {
+  if (HOST) return sf_host_vector_register(ptr, n, elemsize, name);
   starpu_data_handle_t h;
   starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)ptr, (uint32_t)n, elemsize);
   if (name) starpu_data_set_name(h, name);
@@ -191,6 +217,8 @@ sf_handle sf_vector_register(void *ptr, size_t n, size_t elemsize, const char *n
 
 sf_handle sf_vector_register_remote(size_t n, size_t elemsize, const char *name)
 {
+  if (HOST) SF_ABORT("%s: remote data under runtime %s (one process only)", name ? name : "vector",
+                     sf_runtime_kind_name(sf_runtime_which()));
   starpu_data_handle_t h;
   starpu_vector_data_register(&h, -1, 0, (uint32_t)n, elemsize);
   if (name) starpu_data_set_name(h, name);
@@ -199,6 +227,10 @@ sf_handle sf_vector_register_remote(size_t n, size_t elemsize, const char *name)
 
 void sf_vector_split_plan(sf_handle h, size_t len0, sf_handle parts[2])
 {
+  if (HOST) {
+    sf_host_split_plan(h, len0, parts);
+    return;
+  }
   uint32_t lens[2] = {(uint32_t)len0, (uint32_t)(starpu_vector_get_nx(H_(h)) - len0)};
   struct starpu_data_filter f = {.filter_func = starpu_vector_filter_list, .nchildren = 2, .filter_arg_ptr = lens};
   starpu_data_handle_t c[2];
@@ -209,31 +241,71 @@ void sf_vector_split_plan(sf_handle h, size_t len0, sf_handle parts[2])
 
 void sf_vector_split_submit(sf_handle h, sf_handle parts[2])
 {
+  if (HOST) {
+    sf_host_split_order(h, parts);
+    return;
+  }
   starpu_data_handle_t c[2] = {H_(parts[0]), H_(parts[1])};
   starpu_data_partition_submit(H_(h), 2, c);
 }
 
 void sf_vector_unsplit_submit(sf_handle h, sf_handle parts[2])
 {
+  if (HOST) {
+    sf_host_split_order(h, parts);
+    return;
+  }
   starpu_data_handle_t c[2] = {H_(parts[0]), H_(parts[1])};
   starpu_data_unpartition_submit(H_(h), 2, c, STARPU_MAIN_RAM);
 }
 
 void sf_vector_split_clean(sf_handle h, sf_handle parts[2])
 {
+  if (HOST) {
+    sf_host_unregister(parts[0]);
+    sf_host_unregister(parts[1]);
+    parts[0] = parts[1] = NULL;
+    return;
+  }
   starpu_data_handle_t c[2] = {H_(parts[0]), H_(parts[1])};
   starpu_data_partition_clean(H_(h), 2, c);
 }
 
 void sf_handle_unregister(sf_handle h)
 {
-  if (h) starpu_data_unregister(H_(h));
+  if (HOST) sf_host_unregister(h);
+  else if (h) starpu_data_unregister(H_(h));
 }
 
 void sf_handle_acquire(sf_handle h, int write)
 {
+  if (HOST) { /* the memory is the handle's: only the tasks submitted so far must have run */
+    sf_runtime_wait_all();
+    return;
+  }
   int rc = starpu_data_acquire(H_(h), write ? STARPU_RW : STARPU_R);
   if (rc != 0) SF_ABORT("starpu_data_acquire failed (%d)", rc);
 }
 
-void sf_handle_release(sf_handle h) { starpu_data_release(H_(h)); }
+void sf_handle_release(sf_handle h)
+{
+  if (!HOST) starpu_data_release(H_(h));
+}
+
+size_t sf_block_nx(sf_handle h) { return HOST ? SF_HD(h)->iface.blk.nx : starpu_block_get_nx(H_(h)); }
+size_t sf_block_ny(sf_handle h) { return HOST ? SF_HD(h)->iface.blk.ny : starpu_block_get_ny(H_(h)); }
+size_t sf_block_nz(sf_handle h) { return HOST ? SF_HD(h)->iface.blk.nz : starpu_block_get_nz(H_(h)); }
+size_t sf_vector_nx(sf_handle h) { return HOST ? SF_HD(h)->iface.vec.nx : starpu_vector_get_nx(H_(h)); }
+
+int sf_handle_is_block(sf_handle h)
+{
+  return HOST ? SF_HD(h)->is_block : starpu_data_get_interface_id(H_(h)) == STARPU_BLOCK_INTERFACE_ID;
+}
+
+size_t sf_handle_bytes(sf_handle h)
+{
+  if (!HOST) return starpu_data_get_size(H_(h));
+  const sf_host_data *d = SF_HD(h);
+  return d->is_block ? (size_t)d->iface.blk.nx * d->iface.blk.ny * d->iface.blk.nz * d->iface.blk.elemsize
+                     : (size_t)d->iface.vec.nx * d->iface.vec.elemsize;
+}

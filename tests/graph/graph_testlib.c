@@ -75,12 +75,24 @@ static int g_cfg_live;
 
 void gt_runtime_start(const char *scheduler, int ncpu)
 {
+  gt_runtime_start_on(getenv("SF_TEST_RUNTIME"), scheduler, ncpu);
+}
+
+void gt_runtime_start_on(const char *runtime, const char *scheduler, int ncpu)
+{
+  int host = runtime && *runtime && strcmp(runtime, "starpu") != 0;
   if (!g_home) {
     g_home = sf_test_tmpdir("graph-starpu-home");
     setenv("STARPU_HOME", g_home, 1);
   }
   sf_config_init(&g_cfg);
   g_cfg_live = 1;
+  if (host) { /* no StarPU scheduler; the sequential executor has one thread */
+    free(g_cfg.runtime);
+    g_cfg.runtime = sf_strdup(runtime);
+    scheduler = NULL;
+    if (!strcmp(runtime, "sequential")) ncpu = 1;
+  }
   if (scheduler) {
     free(g_cfg.scheduler);
     g_cfg.scheduler = sf_strdup(scheduler);

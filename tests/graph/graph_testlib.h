@@ -41,7 +41,12 @@ void gt_problem_free(gt_problem *p);
 void gt_sample(const gt_problem *p, int i, float *x, uint16_t *lab);
 
 /* Start StarPU with scheduler (NULL = StarPU's default) and ncpu CPU workers (-1 = default). */
+/* Starts the runtime: StarPU with the given scheduler, or the one environment variable
+ * SF_TEST_RUNTIME names (openmp, sequential: no scheduler; sequential has 1 thread), so CTest runs
+ * the same test on every runtime. */
 void gt_runtime_start(const char *scheduler, int ncpu);
+/* The same on the named runtime ("starpu", "openmp", "sequential"; NULL = SF_TEST_RUNTIME's). */
+void gt_runtime_start_on(const char *runtime, const char *scheduler, int ncpu);
 void gt_runtime_stop(void);
 /* Remove the temporary STARPU_HOME (call at the end of main). */
 void gt_cleanup(void);

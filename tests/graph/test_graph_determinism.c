@@ -1,5 +1,6 @@
 /* more_determinism: 1 gives bitwise-identical training (parameters, Adam moments, gradients after
- * each of 3 steps, losses) whatever the scheduler (eager, lws, dmda) and the worker count (1 or 2).
+ * each of 3 steps, losses) whatever the runtime (StarPU, OpenMP tasks, the sequential executor:
+ * scaffold/runtime.h), the StarPU scheduler (eager, lws, dmda) and the worker count (1 or 2).
  * The slab count is automatic, which under more_determinism does not depend on the worker count.
  * Each of the 3 steps also matches the sequential reference from the run's own state (losses,
  * gradients, Adam moments within 1e-5, parameter update within 1e-3 lr: gt_check_vs_ref). */
@@ -16,17 +17,18 @@ int main(void)
   gt_problem p;
   gt_problem_init(&p, 4, 8, 4, 4, 5);
   struct {
-    const char *sched;
+    const char *runtime, *sched;
     int ncpu;
-  } runs[] = {{"eager", 2}, {"lws", 2}, {"dmda", 2}, {"lws", 1}, {"eager", 1}};
+  } runs[] = {{"starpu", "eager", 2}, {"starpu", "lws", 2},   {"starpu", "dmda", 2},   {"starpu", "lws", 1},
+              {"starpu", "eager", 1}, {"openmp", "omp", 2}, {"openmp", "omp", 1}, {"sequential", "seq", 1}};
   const int nruns = (int)(sizeof runs / sizeof runs[0]);
   gt_result base;
   for (int i = 0; i < nruns; i++) {
-    gt_runtime_start(runs[i].sched, runs[i].ncpu);
+    gt_runtime_start_on(runs[i].runtime, runs[i].sched, runs[i].ncpu);
     gt_result r;
     gt_run_graph(&p, 0, 1, NSTEPS, 1e-3, &r);
     gt_runtime_stop();
-    printf("%s, %d worker(s): %d slabs, loss %.9g %.9g %.9g\n", runs[i].sched, runs[i].ncpu, r.nslabs, r.out[0][2],
+    printf("%s %s, %d worker(s): %d slabs, loss %.9g %.9g %.9g\n", runs[i].runtime, runs[i].sched, runs[i].ncpu, r.nslabs, r.out[0][2],
            r.out[1][2], r.out[2][2]);
     if (i == 0) {
       base = r;

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The shipped profiles and weights: configs/profiles/{standard,smoke}.yml load, their config files
+# The shipped profiles and weights: configs/profiles/{standard,smoke,runtimes}.yml load, their config files
 # exist, the setup check comes first, CUDA tests are skipped without CUDA, and every group the
 # standard suite can produce (scaling.<k> included) has a weight in configs/weights/standard.yml.
 . "$(dirname "$0")/lib.sh"
 W=$SF_SOURCE_DIR/configs/weights/standard.yml
 
-for p in standard smoke; do
+for p in standard smoke runtimes; do
   SF_HAVE_CUDA=1 "$SCAFFOLD" jobs "$p" -o "$T/out" --dry-run > "$T/$p.txt" 2> "$T/$p.err"; rc=$?
   check "$p: dry run exits 0 (got $rc; $(cat "$T/$p.err"))" test "$rc" -eq 0
   check "$p: every config file exists" lacks "$T/$p.txt" "not found"
@@ -39,6 +39,12 @@ for k in 1 2 3 4; do check "weight for standard.scaling.$k" grep -q "^standard.s
 check "setup check weight 4" grep -q '^standard.setup: {weight: 4}' "$W"
 N=$(grep -c '^standard\.' "$W")
 check "19 weighted groups (got $N)" test "$N" -eq 19
+
+# runtimes: one test per task runtime (docs/runtimes.md), each weighted.
+for rt in starpu openmp sequential; do
+  check "runtimes: $rt runs with --set runtime=$rt" grep -qE -- "--experiment-name runtimes.$rt .*--set runtime=$rt" "$T/runtimes.txt"
+  check "runtimes: weight for runtimes.$rt" grep -q "^runtimes.$rt: {weight: [0-9]" "$SF_SOURCE_DIR/configs/weights/runtimes.yml"
+done
 
 # The weights file loads by suite name in report.
 fake_run "$T/res" standard.setup 0.0 '{}' --max-count 50

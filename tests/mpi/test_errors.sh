@@ -4,6 +4,7 @@
 #  - the ranks were given different configurations: each differing rank names the key and both
 #    values, and every rank exits with status 2;
 #  - spatial_ranks does not divide the rank count: status 2 naming the key;
+#  - runtime openmp (one process only, docs/runtimes.md) under mpirun: refused naming the key;
 #  - a rank that cannot start StarPU (no worker) takes the job down (MPI_Abort) with its reason;
 #  - a rank that dies before MPI starts: mpirun ends the others.
 source "${0%/*}/lib.sh" || { echo "FAIL: cannot load ${0%/*}/lib.sh" >&2; exit 1; }
@@ -31,6 +32,10 @@ check_fails "config mismatch" $rc "$out" "rank 1: config key 'seed' is 43 here b
 
 out=$(benchn 2 "${SMALL[@]}" --set spatial_ranks=3 --set base_run_dir="$T/r2" 2>&1)
 check_fails "spatial_ranks 3 on 2 ranks" $? "$out" "config key 'spatial_ranks': 3 does not divide the 2 ranks"
+
+out=$(benchn 2 "${SMALL[@]}" --set runtime=openmp --set base_run_dir="$T/r5" 2>&1)
+check_fails "runtime openmp on 2 ranks" $? "$out" "runtime openmp runs in one process; under mpirun (2 ranks)"
+[ ! -d "$T/r5" ] || die "runtime openmp under mpirun: a run directory was created before the check"
 
 out=$(SF_RANK_ENV_1="STARPU_NCPU=0" benchn 2 "${SMALL[@]}" --set base_run_dir="$T/r3" 2>&1)
 check_fails "rank 1 cannot start StarPU" $? "$out" "StarPU found no worker" "rank 1 of 2 exits with status 1"

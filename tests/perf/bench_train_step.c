@@ -4,8 +4,11 @@
  * effective GFLOP/s (3 x the model's forward conv flops / median step), peak RSS of the process
  * (getrusage) and the OpenBLAS kernel in use. --trace DIR traces the timed steps only
  * (scaffold/trace.h: DIR/trace.json, DIR/worker_stats.{json,txt}).
+ * --runtime starpu|openmp|sequential picks the task runtime (scaffold/runtime.h; --sched is StarPU's
+ * only); the line then also carries the tasks per step and, under openmp / sequential, the summed
+ * kernel (task run) seconds per timed step (scaffold/host_exec.h), for scripts/bench-runtimes.
  *   bench_train_step [--ps 5] [--base 8] [--ncpu 2] [--sched lws] [--slabs 0] [--warmup 2]
- *                    [--steps 5] [--determinism 0] [--trace DIR] */
+ *                    [--steps 5] [--determinism 0] [--trace DIR] [--runtime starpu] */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +20,10 @@
 #include "scaffold/config.h"
 #include "scaffold/fsutil.h"
 #include "scaffold/graph.h"
+#include "scaffold/host_exec.h"
 #include "scaffold/ops.h"
 #include "scaffold/runtime.h"
+#include "scaffold/tasks.h"
 #include "scaffold/trace.h"
 
 static int cmp_d(const void *a, const void *b)
@@ -39,7 +44,8 @@ static int int_arg(const char *key, const char *v, int lo, int hi)
 int main(int argc, char **argv)
 {
   int ps = 5, base = 8, ncpu = 2, slabs = 0, warm = 2, timed = 5, det = 0;
-  const char *sched = "lws", *trace_dir = NULL;
+  const char *sched = "lws", *trace_dir = NULL, *runtime = "starpu";
+  sf_runtime_prepare_process(argv); /* OMP_MAX_TASK_PRIORITY for --runtime openmp */
   for (int i = 1; i < argc; i++) {
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(k, "--ps")) ps = int_arg(k, v, 2, 9);
@@ -51,6 +57,7 @@ int main(int argc, char **argv)
     else if (!strcmp(k, "--determinism")) det = int_arg(k, v, 0, 1);
     else if (!strcmp(k, "--sched") && v) sched = v;
     else if (!strcmp(k, "--trace") && v) trace_dir = v;
+    else if (!strcmp(k, "--runtime") && v) runtime = v;
     else sf_die(SF_EXIT_USAGE, "bench_train_step: unknown or incomplete argument '%s' (see the header comment)", k);
     i++;
   }
@@ -59,7 +66,12 @@ int main(int argc, char **argv)
   if (trace_dir && sf_mkdir_p(trace_dir) != 0) sf_die(SF_EXIT_FAILURE, "bench_train_step: cannot create --trace directory '%s'", trace_dir);
   gt_problem p;
   gt_problem_init(&p, ps, base, 6, 8, 42); /* 5 categories + background, 8 GroupNorm groups */
-  gt_runtime_start(sched, ncpu);
+  sf_rt_kind rk;
+  if (sf_runtime_parse(runtime, &rk) != 0)
+    sf_die(SF_EXIT_USAGE, "bench_train_step: --runtime expects starpu, openmp or sequential, got '%s'", runtime);
+  if (rk == SF_RT_SEQUENTIAL && ncpu != 1) sf_die(SF_EXIT_USAGE, "bench_train_step: --runtime sequential runs on 1 thread: --ncpu 1");
+  if (rk != SF_RT_STARPU) sched = runtime;
+  gt_runtime_start_on(runtime, sched, ncpu);
   sf_config c;
   sf_config_init(&c);
   c.slabs = slabs;
@@ -70,14 +82,17 @@ int main(int argc, char **argv)
   sf_runtime_describe(desc, sizeof desc);
   float *x = sf_malloc(p.nvox * 3 * sizeof(float), "sample");
   uint16_t *lab = sf_malloc(p.nvox * sizeof(uint16_t), "labels");
-  double t[GT_MAX_STEPS], out[3], loss0 = 0, loss1 = 0;
+  double t[GT_MAX_STEPS], out[3], loss0 = 0, loss1 = 0, kern = 0;
+  long ntasks = 0;
   for (int s = 0; s < warm + timed; s++) {
     gt_sample(&p, s % 4, x, lab);
     if (s == warm && trace_dir && sf_trace_begin(trace_dir, err, sizeof err) != 0)
       sf_die(SF_EXIT_FAILURE, "trace: %s", err);
-    double t0 = sf_now(), tt0 = trace_dir && s >= warm ? sf_trace_now() : 0;
+    double t0 = sf_now(), tt0 = trace_dir && s >= warm ? sf_trace_now() : 0, k0 = sf_host_kernel_seconds();
     sf_graph_train_step(g, x, lab, p.cw, 1e-3, s + 1, out);
     double dt = sf_now() - t0;
+    if (s >= warm) kern += sf_host_kernel_seconds() - k0;
+    ntasks = sf_tasks_count_counter(); /* this step's (reset by every step) */
     if (trace_dir && s >= warm) {
       char name[32];
       snprintf(name, sizeof name, "step %d", s + 1);
@@ -107,12 +122,13 @@ int main(int argc, char **argv)
          "\"warmup\": %d, \"steps\": %d, \"median_step_s\": %.6g, \"min_step_s\": %.6g, \"max_step_s\": %.6g, "
          "\"samples_per_s\": %.6g, \"eff_gflops\": %.6g, \"peak_rss_mib\": %.1f, \"openblas_core\": \"%s\", "
          "\"openblas_coretype_env\": \"%s\", \"conv3d_kernels\": \"%s\", \"loss_first\": %.6g, "
-         "\"loss_last\": %.6g, \"runtime\": \"%s\", \"graph\": \"%s\", \"step_s\": [",
+         "\"loss_last\": %.6g, \"runtime\": \"%s\", \"runtime_kind\": \"%s\", \"tasks_per_step\": %ld, "
+         "\"kernel_s_per_step\": %.6g, \"graph\": \"%s\", \"step_s\": [",
          ps, base, ncpu, sched, nslabs, det, p.u.total_params, p.u.forward_flops * 1e-9, warm, timed, med,
          steps_sorted[0], steps_sorted[timed - 1], 1.0 / med, 3.0 * p.u.forward_flops / med * 1e-9,
          (double)ru.ru_maxrss / 1024.0, openblas_get_corename(), ct ? ct : "",
          sf_conv3d_direct_available() ? "direct AVX-512 where it wins, else im2col + sgemm" : "im2col + sgemm",
-         loss0, loss1, desc, gdesc);
+         loss0, loss1, desc, sf_runtime_kind_name(rk), ntasks, rk == SF_RT_STARPU ? -1.0 : kern / timed, gdesc);
   for (int i = 0; i < timed; i++) printf("%s%.6g", i ? ", " : "", t[i]);
   printf("]}\n");
   free(x);

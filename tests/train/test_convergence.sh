@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
 # Convergence (spec §6.6): configs/tiny.yml trains to validation Dice >= 0.95 within its epoch cap
-# and stops at the epoch that first reaches it (no row after it).
+# and stops at the epoch that first reaches it (no row after it). CONV_RUNTIME=openmp|sequential runs
+# it on that task runtime (docs/runtimes.md; sequential: one thread).
 source "$(dirname "$0")/lib.sh"
+RT=()
+case "${CONV_RUNTIME:-}" in
+"") ;;
+sequential) RT=(--set runtime=sequential --set ncpu=1) ;;
+*) RT=(--set "runtime=$CONV_RUNTIME") ;;
+esac
 
 t0=$(date +%s)
-out=$(bench --set "base_run_dir=$T/runs" 2>&1) || die "benchmark exited with $?: $out"
+out=$(bench --set "base_run_dir=$T/runs" "${RT[@]}" 2>&1) || die "benchmark exited with $?: $out"
 R=$(run_dir_of "$T/runs")
 "$TRAIN_TOOL" csv-converged "$R/train_stats.csv" 0.95 || die "convergence check failed; log: $(grep '^epoch' <<<"$out")"
 grep -q "^Benchmark run at scale 4 complete. Trained to >= 0.95 validation dice score in" <<<"$out" ||
   die "no convergence line; output: $out"
 grep '^epoch\|^summary' <<<"$out"
+[ -z "${CONV_RUNTIME:-}" ] || grep -q "benchmark: $(case $CONV_RUNTIME in openmp) echo OpenMP tasks ;; *) echo sequential executor ;; esac)" <<<"$out" ||
+  die "the run does not say it used runtime $CONV_RUNTIME; output: $(head -5 <<<"$out")"
 echo "PASS in $(($(date +%s) - t0)) s"
