@@ -319,6 +319,7 @@ static int begin_run(sf_tctx *t, sf_train_result *r)
     return 1;
   }
   r->warmup_seconds = sf_train_run_warmup(t);
+  sf_step_probes_arm(t); /* bound / export_graph: the first steps after warm-up */
   if (sf_train_stop_requested()) {
     r->interrupted = sf_train_stop_requested();
     sf_train_fail(r, SF_EXIT_INTERRUPTED, "interrupted by %s during warm-up (rolled back; no step taken, nothing to save)",
