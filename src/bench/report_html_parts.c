@@ -2,7 +2,7 @@
  * were measured on (from the results' machine records), the units of every figure, a chart of
  * samples/s against CPU workers with the ideal line for each progression test (groups
  * "<test>.<workers>"), and the scheduler x worker-mix matrix of the `schedulers` profile (groups
- * "schedulers.<scheduler>.<mix>.<size>": samples/s, % of the lower bound, and the baseline's
+ * "schedulers.<scheduler>__<mix>__<size>": samples/s, % of the lower bound, and the baseline's
  * samples/s with --compare). */
 #include <ctype.h>
 #include <math.h>
@@ -115,7 +115,7 @@ static void scaling_one(FILE *f, const sf_summary *s, const char *base, size_t b
   fputs("</h3>\n", f);
   fprintf(f, "<svg class=\"scaling\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
              "font-family=\"monospace\" font-size=\"12\">\n<title>samples/s against CPU workers</title>\n",
-          L + W + 150, T + H + 45, L + W + 150, T + H + 45);
+          L + W + 230, T + H + 45, L + W + 230, T + H + 45);
   fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#000\"/>", L, T + H, L + W, T + H);
   fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#000\"/>\n", L, T, L, T + H);
   for (int i = 0; i < n; i++)
@@ -166,15 +166,16 @@ static const char *const known_scheds[] = {"eager", "lws", "ws", "prio", "dm", "
                                            "modular-heft", "modular-heft2", "modular-heft-prio",
                                            "modular-heteroprio"};
 
-/* "schedulers.<sched>.<mix>.<size>": pointers into name (sched, column = "<mix>.<size>"). */
+/* "schedulers.<sched>__<mix>__<size>": the scheduler, and the column "<mix>__<size>" (a pointer
+ * into name). */
 static int sched_key(const char *name, char *sched, size_t sn, const char **col)
 {
   if (strncmp(name, "schedulers.", 11)) return 0;
-  const char *a = name + 11, *b = strchr(a, '.');
-  if (!b || !strchr(b + 1, '.') || (size_t)(b - a) >= sn) return 0;
+  const char *a = name + 11, *b = strstr(a, "__");
+  if (!b || b == a || !strstr(b + 2, "__") || (size_t)(b - a) >= sn) return 0;
   memcpy(sched, a, (size_t)(b - a));
   sched[b - a] = 0;
-  *col = b + 1;
+  *col = b + 2;
   return 1;
 }
 
@@ -242,7 +243,7 @@ void sf_html_schedulers(FILE *f, const sf_report *r, const sf_summary *s)
     fputs("</th>", f);
     for (int c = 0; c < nc; c++) {
       char name[256];
-      snprintf(name, sizeof name, "schedulers.%s.%s", rows[order[o]], cols[c]);
+      snprintf(name, sizeof name, "schedulers.%s__%s", rows[order[o]], cols[c]);
       sched_cell(f, r, sf_summary_find(s, name));
     }
     fputs("</tr>\n", f);
