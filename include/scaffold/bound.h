@@ -7,8 +7,8 @@
  *     the critical path (every task at its fastest expected duration) and StarPU's scheduling MILP
  *     written by us in its lp_solve format (bound_deps.lp, quadratic in the tasks; StarPU's own
  *     writer searches the DAG once per task pair and did not finish in 300 s on the smallest
- *     training step). max(area bound per step, critical path) is a lower bound that always
- *     finishes; the MILP is solved off-line (scripts/bound-solve, lp_solve with a time limit).
+ *     training step). max(area bound per step, critical path, work / workers) is a lower bound
+ *     that always finishes; the MILP is solved off-line (scripts/bound-solve, lp_solve with a time limit).
  * Durations are in milliseconds, as StarPU's. A task whose codelet has no calibrated estimate for
  * any worker makes the bounds meaningless: they are then reported as uncalibrated (negative). */
 #ifndef SF_BOUND_H
@@ -34,6 +34,7 @@ typedef struct {
   long nedges;       /* dependency constraints in the LP */
   long nuncal;       /* tasks without an estimate on any worker */
   double work_ms;    /* sum of the fastest expected durations */
+  int nworkers;      /* workers of the run: work_ms / nworkers is a lower bound too */
   double cp_ms;      /* critical path, each task at its fastest expected duration (-1 if uncalibrated) */
 } sf_bound_deps;
 

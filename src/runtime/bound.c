@@ -78,6 +78,7 @@ static void deps_analyse(deps_graph *g, sf_bound_deps *d)
   g->anc = sf_calloc((size_t)(g->n ? g->n : 1) * (size_t)g->words + 1, sizeof(uint64_t), "bound ancestors");
   double *fin = sf_malloc((size_t)(g->n ? g->n : 1) * sizeof(double), "bound critical path");
   d->ntasks = g->n;
+  d->nworkers = g->nw;
   for (long i = 0; i < g->n; i++) {
     sf_graph_task_view v;
     sf_graph_record_view(i, &v);

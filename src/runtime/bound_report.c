@@ -22,7 +22,10 @@ int sf_bound_report(const char *dir, int area_steps, double area_s, double area_
   double area_b = area_ms >= 0 ? area_ms * 1e-3 : -1;
   double per_step = area_b >= 0 && area_steps > 0 ? area_b / area_steps : -1;
   double cp = d && d->cp_ms >= 0 ? d->cp_ms * 1e-3 : -1;
-  double deps_b = cp >= 0 && per_step >= 0 ? (cp > per_step ? cp : per_step) : -1;
+  double spread = cp >= 0 && d->nworkers > 0 ? d->work_ms * 1e-3 / d->nworkers : -1; /* total work over the workers */
+  double deps_b = cp; /* the largest of the lower bounds available for the deps window's step */
+  if (spread > deps_b) deps_b = spread;
+  if (cp >= 0 && per_step > deps_b) deps_b = per_step;
   if (area_b >= 0)
     printf("bound: area window: %d step(s) measured %.4f s, area bound %.4f s (measured / bound %.3f)\n", area_steps,
            area_s, area_b, area_s / area_b);
@@ -38,9 +41,10 @@ int sf_bound_report(const char *dir, int area_steps, double area_s, double area_
   else if (d)
     snprintf(lp, sizeof lp, "no bound_deps.lp (writing it took over bound_lp_timeout, %.0f s)", d->lp_write_s);
   if (d && deps_b >= 0)
-    printf("bound: deps window: 1 step measured %.4f s, critical path %.4f s, dependency-aware bound max(area per "
-           "step, critical path) %.4f s (measured / bound %.3f); %ld tasks, %ld dependencies; %s; bound.dot\n",
-           deps_s, cp, deps_b, deps_s / deps_b, d->ntasks, d->nedges, lp);
+    printf("bound: deps window: 1 step measured %.4f s, critical path %.4f s, work / workers %.4f s, "
+           "dependency-aware bound max(area per step, critical path, work / workers) %.4f s (measured / bound %.3f); "
+           "%ld tasks, %ld dependencies; %s; bound.dot\n",
+           deps_s, cp, spread, deps_b, deps_s / deps_b, d->ntasks, d->nedges, lp);
   else if (d)
     printf("bound: deps window: 1 step measured %.4f s; %ld of %ld tasks have no calibrated estimate: no "
            "dependency-aware bound; %s; bound.dot\n", deps_s, d->nuncal, d->ntasks, lp);
@@ -53,7 +57,8 @@ int sf_bound_report(const char *dir, int area_steps, double area_s, double area_
     return -1;
   }
   FILE *f = a.f;
-  fprintf(f, "{\n  \"unit\": \"s\",\n  \"calibrated\": %s,\n", area_b >= 0 && (!d || d->nuncal == 0) ? "true" : "false");
+  fprintf(f, "{\n  \"unit\": \"s\",\n  \"calibrated\": %s,\n  \"workers\": %d,\n",
+          area_b >= 0 && (!d || d->nuncal == 0) ? "true" : "false", d ? d->nworkers : 0);
   fprintf(f, "  \"area\": {\"steps\": %d, ", area_steps);
   jnum(f, "measured_s", area_s, ", ");
   jnum(f, "bound_s", area_b, ", ");
@@ -63,6 +68,7 @@ int sf_bound_report(const char *dir, int area_steps, double area_s, double area_
     jnum(f, "measured_s", deps_s, ", ");
     jnum(f, "critical_path_s", cp, ", ");
     jnum(f, "work_s", d->nuncal == 0 ? d->work_ms * 1e-3 : -1, ", ");
+    jnum(f, "work_per_worker_s", spread, ", ");
     jnum(f, "bound_s", deps_b, ", ");
     jnum(f, "ratio", deps_b > 0 ? deps_s / deps_b : -1, ", ");
     fprintf(f, "\"tasks\": %ld, \"dependencies\": %ld, \"uncalibrated_tasks\": %ld, \"lp_written\": %s, "

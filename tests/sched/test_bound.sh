@@ -29,7 +29,7 @@ run "$B" 12
 [ "$(jget "$B/bound.json" calibrated)" = true ] || die "still uncalibrated after 12 warm-up steps"
 grep -qE '^bound: area window: 2 step\(s\) measured [0-9.]+ s, area bound [0-9.]+ s \(measured / bound [0-9.]+\)' "$T/log" ||
   die "no area bound line: $(grep '^bound:' "$T/log")"
-grep -qE '^bound: deps window: 1 step measured [0-9.]+ s, critical path [0-9.]+ s, dependency-aware bound' "$T/log" ||
+grep -qE '^bound: deps window: 1 step measured [0-9.]+ s, critical path [0-9.]+ s, work / workers [0-9.]+ s, dependency-aware bound' "$T/log" ||
   die "no dependency-aware bound line: $(grep '^bound:' "$T/log")"
 am=$(jget "$B/bound.json" area.measured_s) ab=$(jget "$B/bound.json" area.bound_s)
 dm=$(jget "$B/bound.json" deps.measured_s) db=$(jget "$B/bound.json" deps.bound_s)
@@ -38,6 +38,10 @@ for v in am ab dm db cp nt; do gt0 "${!v}" || die "$v = ${!v} is not positive"; 
 le "$ab" "$am" || die "area bound $ab s exceeds the measured $am s of its 2 steps"
 le "$db" "$dm" || die "dependency-aware bound $db s exceeds the measured $dm s of its step"
 le "$cp" "$db" || die "critical path $cp s exceeds the dependency-aware bound $db s"
+wpw=$(jget "$B/bound.json" deps.work_per_worker_s)
+le "$wpw" "$db" || die "work per worker $wpw s exceeds the dependency-aware bound $db s"
+le "$(python3 -c 'import sys; print(float(sys.argv[1]) / 2 * (1 - 1e-6))' "$ab")" "$db" || # bound.json: 9 digits
+  die "the area bound per step ($ab s / 2) exceeds the dependency-aware bound $db s"
 [ "$(jget "$B/bound.json" deps.lp_written)" = true ] || die "bound_deps.lp not written"
 grep -q '^min: tmax;' "$B/bound_deps.lp" || die "bound_deps.lp is not StarPU's LP"
 n_lp=$(grep -c '<= tmax;' "$B/bound_deps.lp")
