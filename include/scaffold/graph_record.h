@@ -5,7 +5,7 @@
  * exactly as StarPU's sequential consistency does (read after write, write after read, write after
  * write on each handle; commutative accesses are not ordered among themselves). sf_graph_record_write
  * writes DIR/graph.json (tasks, handles) and DIR/graph.dot. One thread submits (as the runtime
- * assumes); no StarPU type appears here. */
+ * assumes). StarPU types appear only as forward declarations: callers need no StarPU header. */
 #ifndef SF_GRAPH_RECORD_H
 #define SF_GRAPH_RECORD_H
 

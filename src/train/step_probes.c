@@ -49,6 +49,7 @@ static void bound_after(sf_tctx *t, double secs)
   if (sf_bound_deps_compute(dir, t->c->bound_lp_timeout, &d, err, sizeof err) != 0 ||
       sf_bound_report(dir, 1, p->area_s, p->area_ms, &d, secs, err, sizeof err) != 0)
     sf_die(SF_EXIT_FAILURE, "bound: %s", err);
+  sf_graph_record_clear();
   p->bound_next = 0;
 }
 
@@ -59,6 +60,7 @@ void sf_step_probes_after(sf_tctx *t, double secs)
     char err[512];
     long n = sf_graph_record_ntasks();
     if (sf_graph_record_write(t->c->export_graph, err, sizeof err) != 0) sf_die(SF_EXIT_FAILURE, "export_graph: %s", err);
+    sf_graph_record_clear();
     sf_info("export_graph: one training step, %ld tasks: %s/graph.json and graph.dot", n, t->c->export_graph);
     p->graph_next = 0;
   }
