@@ -2,10 +2,12 @@
  * once the configuration is loaded and the rank layout fixed, before anything is written or
  * generated: the dataset layout (scale, problem_scale, dc_num_shards, seed), the U-Net, the task
  * graph (optimizer, slabs, spatial_ranks), the StarPU scheduler name, the global batch against the
- * volume counts, and a lower bound of the memory against the machine's. Each module states its own
- * limits (sf_dataset_check_config, sf_unet_build, sf_graph_check_config); this file only runs them
- * and words the refusal like the config loader's: where the key was set (FILE:LINE or the override),
- * its value and what was expected, exit status 2. */
+ * volume counts, a lower bound of the memory against the machine's, and the export_graph directory
+ * (created here, so that a bad path fails before the work). Each module states its own limits
+ * (sf_dataset_check_config, sf_unet_build, sf_graph_check_config); this file only runs them and
+ * words the refusal like the config loader's: where the key was set (FILE:LINE or the override), its
+ * value and what was expected, exit status 2. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,6 +17,7 @@
 #include "scaffold/config.h"
 #include "scaffold/dataset.h"
 #include "scaffold/dist.h"
+#include "scaffold/fsutil.h"
 #include "scaffold/graph.h"
 #include "scaffold/model.h"
 #include "scaffold/runtime.h"
@@ -56,6 +59,15 @@ static void check_memory(const sf_config *c, const sf_unet *u)
                       have / (1 << 30));
 }
 
+/* export_graph: the directory must exist or be creatable (it is written after warm-up). */
+static void check_export_dir(const sf_config *c)
+{
+  if (!c->export_graph[0] || !sf_dist_is_root()) return;
+  if (sf_mkdir_p(c->export_graph) != 0 || access(c->export_graph, W_OK) != 0)
+    sf_config_refuse(c, "export_graph", "cannot create or write the directory (%s); expected a writable directory path",
+                     strerror(errno));
+}
+
 void sf_benchmark_check_config(const sf_config *c, int training)
 {
   const char *key;
@@ -76,4 +88,5 @@ void sf_benchmark_check_config(const sf_config *c, int training)
   check_batch(c);
   check_memory(c, &u);
   sf_unet_free(&u);
+  check_export_dir(c);
 }
