@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "report_html_parts.h"
+#include "report_sched.h"
 #include "scaffold/common.h"
 
 static void row_str(FILE *f, const char *key, const cJSON *m, const char *field)
@@ -162,32 +163,6 @@ void sf_html_scaling(FILE *f, const sf_summary *s)
 
 /* ---- scheduler x worker-mix matrix ---------------------------------------------------------------- */
 
-static const char *const known_scheds[] = {"eager", "lws", "ws", "prio", "dm", "dmda", "dmdas", "dmdar",
-                                           "modular-heft", "modular-heft2", "modular-heft-prio",
-                                           "modular-heteroprio"};
-
-/* "schedulers.<sched>__<mix>__<size>": the scheduler, and the column "<mix>__<size>" (a pointer
- * into name). */
-static int sched_key(const char *name, char *sched, size_t sn, const char **col)
-{
-  if (strncmp(name, "schedulers.", 11)) return 0;
-  const char *a = name + 11, *b = strstr(a, "__");
-  if (!b || b == a || !strstr(b + 2, "__") || (size_t)(b - a) >= sn) return 0;
-  memcpy(sched, a, (size_t)(b - a));
-  sched[b - a] = 0;
-  *col = b + 2;
-  return 1;
-}
-
-static int str_in(char **v, int n, const char *x)
-{
-  for (int i = 0; i < n; i++)
-    if (!strcmp(v[i], x)) return i;
-  return -1;
-}
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 static void sched_cell(FILE *f, const sf_report *r, const sf_group *g)
 {
   if (!g) {
@@ -200,55 +175,30 @@ static void sched_cell(FILE *f, const sf_report *r, const sf_group *g)
   if (g->bound_rate.n > 0 && g->train.n > 0 && isfinite(g->train.mean))
     fprintf(f, "<br>%.0f%% of bound", 100.0 * g->train.mean / g->bound_rate.mean);
   else fputs("<br>bound n/a", f);
-  if (r->has_base)
-    for (size_t i = 0; i < r->nrows; i++)
-      if (!strcmp(r->rows[i].name, g->name) && isfinite(r->rows[i].perf_base))
-        fprintf(f, "<br>baseline %.3f samples/s", r->rows[i].perf_base);
+  double b = sf_sched_matrix_base(r, g);
+  if (isfinite(b)) fprintf(f, "<br>baseline %.3f samples/s", b);
   fputs("</td>", f);
 }
 
 void sf_html_schedulers(FILE *f, const sf_report *r, const sf_summary *s)
 {
-  char *rows[64], *cols[16], sched[64];
-  int nr = 0, nc = 0;
-  const char *col;
-  for (size_t i = 0; i < s->n; i++) {
-    if (!sched_key(s->g[i].name, sched, sizeof sched, &col)) continue;
-    if (str_in(rows, nr, sched) < 0 && nr < 64) rows[nr++] = sf_strdup(sched);
-    if (str_in(cols, nc, col) < 0 && nc < 16) cols[nc++] = sf_strdup(col);
-  }
-  if (!nr) return;
-  qsort(cols, (size_t)nc, sizeof *cols, cmp_str);
+  sf_sched_matrix m;
+  if (!sf_sched_matrix_build(&m, s)) return;
   fputs("<h2>Schedulers x worker mixes (samples/s; % of the lower bound's samples/s, bound: 1)</h2>\n"
         "<table class=\"schedulers\">\n<thead><tr><th>scheduler</th>", f);
-  for (int c = 0; c < nc; c++) {
+  for (int c = 0; c < m.nc; c++) {
     fputs("<th>", f);
-    sf_html_esc(f, cols[c]);
+    sf_html_esc(f, m.cols[c]);
     fputs("</th>", f);
   }
   fputs("</tr></thead>\n<tbody>\n", f);
-  int order[64], no = 0; /* known schedulers in the profile's order, then the others */
-  for (size_t k = 0; k < sizeof known_scheds / sizeof *known_scheds; k++) {
-    int i = str_in(rows, nr, known_scheds[k]);
-    if (i >= 0) order[no++] = i;
-  }
-  for (int i = 0; i < nr; i++) {
-    int known = 0;
-    for (size_t k = 0; k < sizeof known_scheds / sizeof *known_scheds; k++) known |= !strcmp(rows[i], known_scheds[k]);
-    if (!known) order[no++] = i;
-  }
-  for (int o = 0; o < no; o++) {
+  for (int i = 0; i < m.nr; i++) {
     fputs("<tr><th class=\"name\">", f);
-    sf_html_esc(f, rows[order[o]]);
+    sf_html_esc(f, m.rows[i]);
     fputs("</th>", f);
-    for (int c = 0; c < nc; c++) {
-      char name[256];
-      snprintf(name, sizeof name, "schedulers.%s__%s", rows[order[o]], cols[c]);
-      sched_cell(f, r, sf_summary_find(s, name));
-    }
+    for (int c = 0; c < m.nc; c++) sched_cell(f, r, sf_sched_matrix_cell(&m, s, i, c));
     fputs("</tr>\n", f);
   }
   fputs("</tbody></table>\n", f);
-  for (int i = 0; i < nr; i++) free(rows[i]);
-  for (int c = 0; c < nc; c++) free(cols[c]);
+  sf_sched_matrix_free(&m);
 }

@@ -3,8 +3,8 @@
 # machine records (CPU model, cores, memory, GPUs, StarPU version and features, BLAS core), the
 # units line, the scaling chart of progression results (samples/s against workers, measured and
 # ideal lines), the scheduler x worker-mix matrix of schedulers.<scheduler>__<mix>__<size> results
-# (samples/s, % of the bound's samples/s, the baseline's samples/s with --compare); checked
-# structurally, then rendered by headless Chromium when installed.
+# (samples/s, % of the bound's samples/s, the baseline's samples/s with --compare), also in the text
+# report; checked structurally, then rendered by headless Chromium when installed.
 . "$(dirname "$0")/lib.sh"
 
 D=$T/res
@@ -51,6 +51,12 @@ done
 for bad in 'http://' 'https://' '<script' '<link' '<img' 'src=' 'url('; do
   check "no external resource: $bad" lacks "$H" "$bad"
 done
+# the text report carries the same matrix
+"$SCAFFOLD" report "$D" --compare "$T/base.json" > "$T/text" 2>&1
+check "text: matrix heading" contains "$T/text" "Schedulers x worker mixes: steady samples/s (% of the samples/s the lower bound allows, bound: 1) / baseline samples/s"
+check "text: eager row" grep -qE '^eager +- +50\.000 \(50%\) / 40\.000$' "$T/text"
+check "text: dmda row" grep -qE '^dmda +30\.000 \(-\) / - +80\.000 \(80%\) / -$' "$T/text"
+check "text: unknown scheduler last" bash -c "grep -A4 '^scheduler ' '$T/text' | tail -1 | grep -q '^my-sched '"
 # a summary keeps the machine record and the bound
 "$SCAFFOLD" summary "$D" -o "$T/s.json" > /dev/null 2>&1
 check "summary has _machine" contains "$T/s.json" '"_machine"'
