@@ -15,9 +15,10 @@ typedef struct sf_ckpt_saver sf_ckpt_saver; /* ckpt_async.c */
 /* Everything one sf_train / sf_train_warmup call works with. */
 /* The step probes of `bound` and `export_graph` (step_probes.c): which window the next step is. */
 typedef struct {
-  int bound_next;        /* 1: area window next, 2: deps window next, 0: none */
+  int bound_next;        /* 1: area window next, 2: deps window next, 3: report pending, 0: none */
   int graph_next;        /* 1: record the next step's task graph */
   double area_s, area_ms; /* the area window's measured seconds and bound (ms, < 0 uncalibrated) */
+  double deps_s;          /* the deps window's measured seconds */
 } sf_step_probes;
 
 typedef struct {
@@ -64,7 +65,7 @@ void sf_train_batch_step(sf_tctx *t, const int *idx, int b, double lr, long adam
 void sf_step_probes_arm(sf_tctx *t);
 void sf_step_probes_before(sf_tctx *t);
 void sf_step_probes_after(sf_tctx *t, double secs);
-void sf_step_probes_finish(sf_tctx *t); /* warns about a probe the run ended before */
+void sf_step_probes_finish(sf_tctx *t); /* the bound report; warns about a probe the run ended before */
 void sf_train_check_replicas(sf_tctx *t, const char *phase, long step);
 /* Warm-up with rollback (spec §6.10); returns its seconds. */
 double sf_train_run_warmup(sf_tctx *t);

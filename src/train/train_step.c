@@ -61,7 +61,6 @@ void sf_tctx_init(sf_tctx *t, const sf_train_setup *s)
 
 void sf_tctx_free(sf_tctx *t)
 {
-  sf_step_probes_finish(t);
   for (int b = 0; b < t->B; b++) {
     free(t->x[b]);
     free(t->lab[b]);

@@ -384,6 +384,7 @@ int sf_train(const sf_train_setup *s, sf_train_result *r)
     sf_info("replica check: parameters bitwise identical on all %d ranks after each of %ld steps", sf_dist_size(),
             t.checked);
   sf_epoch_log_finish(&t.elog, s->log ? s->log : stdout, r->status == 0);
+  sf_step_probes_finish(&t); /* bound: 1: the report, after the measured training */
   sf_tctx_free(&t);
   return r->status;
 }
