@@ -164,10 +164,10 @@ const sf_key sf_keys[] = {
            "the utilisation of each phase, in datagen_trace/ of the run directory (benchmark) or of the fractal "
            "library (generate_fractals)."),
   KEY_BOOL(bound, OUR, 0, NULL, "0/1, true/false, yes/no", NULL,
-           "1 records two training steps after warm-up with StarPU's bound recorder (first step: area bound; "
-           "second: dependencies) and prints each step's measured time against the theoretical lower bounds; writes "
-           "bound.json, bound.dot and bound_deps.lp into the run directory. Needs calibrated perfmodels "
-           "(docs/scheduling.md)."),
+           "1 records the first training step after warm-up (its task graph) and, when training ends, prints its "
+           "measured time against lower bounds from the perfmodels (critical path, work / workers); writes "
+           "bound.json, graph.json, graph.dot and the scheduling MILP bound_deps.lp into the run directory. Needs "
+           "calibrated perfmodels (docs/scheduling.md)."),
   KEY_FLT(bound_lp_timeout, OUR, 120, positive, "> 0 seconds", NULL,
           "bound: 1: time limit for writing the dependency-aware MILP bound_deps.lp (quadratic in the tasks of a "
           "step); past it the file is not written (the bounds are reported all the same)."),

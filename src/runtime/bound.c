@@ -21,18 +21,23 @@
  * LP gives a worker without an estimate a 1e9 ms coefficient. */
 #define SF_BOUND_UNCALIBRATED_MS 1e8
 
-static int g_deps; /* the window records dependencies: our task-graph recorder runs too */
+static int g_deps;      /* the window records dependencies: our task-graph recorder runs */
+static int g_starpu_dag; /* ... and StarPU's bound recorder with dependencies too */
+static int g_starpu_on;  /* a StarPU bound recording is running */
 
-void sf_bound_start(int deps)
+void sf_bound_start(int deps, int starpu_dag)
 {
-  starpu_bound_start(deps, 0);
   g_deps = deps;
+  g_starpu_dag = deps && starpu_dag;
+  g_starpu_on = !deps || starpu_dag;
+  if (g_starpu_on) starpu_bound_start(g_starpu_dag, 0);
   if (deps) sf_graph_record_begin();
 }
 
 void sf_bound_stop(void)
 {
-  starpu_bound_stop();
+  if (g_starpu_on) starpu_bound_stop();
+  g_starpu_on = 0;
   if (g_deps) sf_graph_record_stop();
 }
 
@@ -169,17 +174,22 @@ static int write_lp(FILE *f, const deps_graph *g, double timeout_s, double t0)
 int sf_bound_deps_compute(const char *dir, double timeout_s, sf_bound_deps *d, char *err, size_t errlen)
 {
   memset(d, 0, sizeof *d);
+  d->starpu_dag = g_starpu_dag;
   char *dot = sf_path_join(dir, "bound.dot"), *lp = sf_path_join(dir, "bound_deps.lp");
   deps_graph g = {0};
   int rc = -1;
-  FILE *f = fopen(dot, "w");
-  if (!f) {
-    snprintf(err, errlen, "cannot write %s: %s", dot, strerror(errno));
-    goto out;
-  }
-  starpu_bound_print_dot(f); /* StarPU's own record of the dependencies it enforced */
-  if (fclose(f) != 0) {
-    snprintf(err, errlen, "cannot write %s: %s", dot, strerror(errno));
+  FILE *f;
+  if (g_starpu_dag) { /* StarPU's own record of the dependencies it enforced */
+    if (!(f = fopen(dot, "w"))) {
+      snprintf(err, errlen, "cannot write %s: %s", dot, strerror(errno));
+      goto out;
+    }
+    starpu_bound_print_dot(f);
+    if (fclose(f) != 0) {
+      snprintf(err, errlen, "cannot write %s: %s", dot, strerror(errno));
+      goto out;
+    }
+  } else if (sf_graph_record_write(dir, err, errlen) != 0) { /* our record: graph.json, graph.dot */
     goto out;
   }
   deps_analyse(&g, d);

@@ -1,10 +1,14 @@
-/* Step probes (config keys `bound` and `export_graph`): after warm-up, the first training steps
- * can be recorded around the graph's submission and wait (sf_train_batch_step), so the measured time
- * is the step's makespan without the sample loading.
- *   bound: 1          step 1 recorded without dependencies (area bound), step 2 with them (StarPU's
- *                     DAG, our critical path and LP, computed when training ends); the report goes to
- *                     stdout and bound.json in the run directory (scaffold/bound.h).
- *   export_graph: D   step 1's task graph to D/graph.json and D/graph.dot (scaffold/graph_record.h).
+/* Step probes (config keys `bound` and `export_graph`): after warm-up, the first training step can
+ * be recorded around the graph's submission and wait (sf_train_batch_step), so the measured time is
+ * the step's makespan without the sample loading.
+ *   bound: 1          the step's task graph is recorded (scaffold/graph_record.h); when training
+ *                     ends, its critical path and work / workers from the perfmodels, its MILP and
+ *                     the report (stdout, bound.json, graph.json, graph.dot in the run directory;
+ *                     scaffold/bound.h). StarPU's own bound recorder is not used here: recording
+ *                     with it (even without dependencies) made runs at problem_scale 5 with 64 base
+ *                     channels abort on a StarPU coherency assertion in the following step, under
+ *                     every scheduler; the same runs without it, or with only our recorder, finished.
+ *   export_graph: D   the step's task graph to D/graph.json and D/graph.dot.
  * In a distributed run only rank 0 records (its own tasks). */
 #include <errno.h>
 #include <string.h>
@@ -29,26 +33,32 @@ void sf_step_probes_arm(sf_tctx *t)
 void sf_step_probes_before(sf_tctx *t)
 {
   sf_step_probes *p = &t->probes;
-  if (p->graph_next == 1) sf_graph_record_begin();
-  if (p->bound_next == 1 || p->bound_next == 2) sf_bound_start(p->bound_next == 2);
+  if (p->graph_next == 1 || p->bound_next == 1) sf_graph_record_begin();
 }
 
-static void bound_after(sf_tctx *t, double secs)
+void sf_step_probes_after(sf_tctx *t, double secs)
 {
   sf_step_probes *p = &t->probes;
-  sf_bound_stop();
-  if (p->bound_next == 1) {
-    p->area_s = secs;
-    p->area_ms = sf_bound_area_ms(); /* a small LP: milliseconds */
-    p->bound_next = 2;
-    return;
+  if (p->graph_next != 1 && p->bound_next != 1) return;
+  sf_graph_record_stop();
+  if (p->graph_next == 1) {
+    char err[512];
+    long n = sf_graph_record_ntasks();
+    if (sf_graph_record_write(t->c->export_graph, err, sizeof err) != 0) sf_die(SF_EXIT_FAILURE, "export_graph: %s", err);
+    sf_info("export_graph: one training step, %ld tasks: %s/graph.json and graph.dot", n, t->c->export_graph);
+    p->graph_next = 0;
   }
-  p->deps_s = secs;
-  p->bound_next = 3; /* the analysis and the LP wait for the end of training (sf_step_probes_finish) */
+  if (p->bound_next == 1) {
+    p->deps_s = secs;
+    p->bound_next = 3; /* the analysis, the LP and the report wait for the end of training */
+  } else {
+    sf_graph_record_clear();
+  }
 }
 
-/* The deps window's analysis, LP and the report: at the end, so that their time (0.3 s at
- * problem_scale 5) does not count in the training throughput. */
+/* The bound analysis and report, at the end of training: their time (0.3 s at problem_scale 5)
+ * does not count in the throughput, and the perfmodels are queried after the measured steps
+ * (querying an uncalibrated model turns StarPU's calibration on). */
 static void bound_report(sf_tctx *t)
 {
   sf_step_probes *p = &t->probes;
@@ -56,30 +66,16 @@ static void bound_report(sf_tctx *t)
   sf_bound_deps d;
   const char *dir = t->s->run_dir;
   if (sf_bound_deps_compute(dir, t->c->bound_lp_timeout, &d, err, sizeof err) != 0 ||
-      sf_bound_report(dir, 1, p->area_s, p->area_ms, &d, p->deps_s, err, sizeof err) != 0)
+      sf_bound_report(dir, 0, 0, -1, &d, p->deps_s, err, sizeof err) != 0)
     sf_die(SF_EXIT_FAILURE, "bound: %s", err);
   sf_graph_record_clear();
   p->bound_next = 0;
-}
-
-void sf_step_probes_after(sf_tctx *t, double secs)
-{
-  sf_step_probes *p = &t->probes;
-  if (p->graph_next == 1) {
-    char err[512];
-    long n = sf_graph_record_ntasks();
-    if (sf_graph_record_write(t->c->export_graph, err, sizeof err) != 0) sf_die(SF_EXIT_FAILURE, "export_graph: %s", err);
-    sf_graph_record_clear();
-    sf_info("export_graph: one training step, %ld tasks: %s/graph.json and graph.dot", n, t->c->export_graph);
-    p->graph_next = 0;
-  }
-  if (p->bound_next == 1 || p->bound_next == 2) bound_after(t, secs);
 }
 
 void sf_step_probes_finish(sf_tctx *t)
 {
   if (t->probes.bound_next == 3) bound_report(t);
   if (t->probes.bound_next)
-    sf_warn("bound: the run ended before its two recorded training steps: no bound report (allow more steps)");
+    sf_warn("bound: the run ended before its recorded training step: no bound report (allow more steps)");
   if (t->probes.graph_next) sf_warn("export_graph: the run ended before a training step: no graph written");
 }

@@ -15,10 +15,9 @@ typedef struct sf_ckpt_saver sf_ckpt_saver; /* ckpt_async.c */
 /* Everything one sf_train / sf_train_warmup call works with. */
 /* The step probes of `bound` and `export_graph` (step_probes.c): which window the next step is. */
 typedef struct {
-  int bound_next;        /* 1: area window next, 2: deps window next, 3: report pending, 0: none */
-  int graph_next;        /* 1: record the next step's task graph */
-  double area_s, area_ms; /* the area window's measured seconds and bound (ms, < 0 uncalibrated) */
-  double deps_s;          /* the deps window's measured seconds */
+  int bound_next;        /* 1: record the next step, 3: report pending, 0: none */
+  int graph_next;        /* 1: write the next step's task graph to export_graph */
+  double deps_s;         /* the recorded step's measured seconds */
 } sf_step_probes;
 
 typedef struct {

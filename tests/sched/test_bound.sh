@@ -5,9 +5,9 @@
 # the dependency-aware MILP (bound_deps.lp) are written, the LP has one completion per task of the
 # step, and its LP relaxation (lp_solve, when installed) equals the critical path we compute.
 # bench_train_step runs with a private STARPU_HOME, so the perfmodels start empty: the first run
-# (2 warm-up steps) must report them uncalibrated (message, null bounds); the second calibrates in
+# (no warm-up step) must report them uncalibrated (message, null bounds); the second calibrates in
 # 12 warm-up steps (StarPU's minimum is 10 samples per footprint; STARPU_HISTORY_MAX_ERROR keeps
-# the tiny tasks' noisy first samples from flushing a model). Every estimate found also shows that
+# the tiny tasks' noisy first samples from flushing a model), or 24 when a model was flushed anyway. Every estimate found also shows that
 # the recorded footprints are the ones StarPU indexes its models by.
 source "$(dirname "$0")/lib.sh"
 : "${BENCH:?run through ctest}"
@@ -24,9 +24,13 @@ grep -q "area bound unavailable: some task has no calibrated perfmodel estimate"
   die "uncalibrated run without the uncalibrated message"
 [ "$(jget "$B/bound.json" area.bound_s)" = null ] || die "uncalibrated run: area.bound_s is not null"
 [ "$(jget "$B/bound.json" deps.bound_s)" = null ] || die "uncalibrated run: deps.bound_s is not null"
-B=$T/b2
-run "$B" 12
-[ "$(jget "$B/bound.json" calibrated)" = true ] || die "still uncalibrated after 12 warm-up steps"
+for w in 12 24; do # a noisy sample can still flush a model on a loaded machine: one longer try
+  B=$T/b$w
+  run "$B" $w
+  [ "$(jget "$B/bound.json" calibrated)" = true ] && break
+  [ $w = 24 ] && die "still uncalibrated after $w warm-up steps"
+  echo "still uncalibrated after $w warm-up steps (load: $(cut -d' ' -f1-3 /proc/loadavg)); once more with 24"
+done
 grep -qE '^bound: area window: 2 step\(s\) measured [0-9.]+ s, area bound [0-9.]+ s \(measured / bound [0-9.]+\)' "$T/log" ||
   die "no area bound line: $(grep '^bound:' "$T/log")"
 grep -qE '^bound: deps window: 1 step measured [0-9.]+ s, critical path [0-9.]+ s, work / workers [0-9.]+ s, dependency-aware bound' "$T/log" ||
