@@ -45,9 +45,10 @@ int sf_bound_report(const char *dir, int area_steps, double area_s, double area_
     snprintf(lp, sizeof lp, "no bound_deps.lp (writing it took over bound_lp_timeout, %.0f s)", d->lp_write_s);
   if (d && deps_b >= 0)
     printf("bound: deps window: 1 step measured %.4f s, critical path %.4f s, work / workers %.4f s, "
-           "dependency-aware bound max(area per step, critical path, work / workers) %.4f s (measured / bound %.3f); "
+           "dependency-aware bound max(%scritical path, work / workers) %.4f s (measured / bound %.3f); "
            "%ld tasks, %ld dependencies; %s; %s\n",
-           deps_s, cp, spread, deps_b, deps_s / deps_b, d->ntasks, d->nedges, lp, dag);
+           deps_s, cp, spread, area_steps ? "area per step, " : "", deps_b, deps_s / deps_b, d->ntasks, d->nedges, lp,
+           dag);
   else if (d)
     printf("bound: deps window: 1 step measured %.4f s; %ld of %ld tasks have no calibrated estimate: no "
            "dependency-aware bound; %s; %s\n", deps_s, d->nuncal, d->ntasks, lp, dag);
