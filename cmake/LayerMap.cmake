@@ -49,7 +49,7 @@ set(SF_LAYER_kernels_STARPU OFF)
 
 # runtime -> kernels: runtime_cuda.c releases the CUDA kernels' per-thread workspaces (ops_cuda.h).
 set(SF_LAYER_runtime_DIRS src/runtime)
-set(SF_LAYER_runtime_HEADERS runtime runtime_cuda dist tensor trace perfmodels opencl_devices host_exec)
+set(SF_LAYER_runtime_HEADERS runtime runtime_cuda dist tensor trace perfmodels opencl_devices host_exec bound graph_record)
 set(SF_LAYER_runtime_USES runtime config kernels util)
 set(SF_LAYER_runtime_STARPU ON)
 

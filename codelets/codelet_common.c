@@ -7,6 +7,7 @@
  * the host executor instead: the codelet's CPU function (its "run on these pointers" function) with
  * the handles' access modes and the priority (scaffold/host_exec.h). */
 #include "codelet_common.h"
+#include "scaffold/graph_record.h" /* export_graph: the one hook per submission path */
 
 #include <errno.h>
 #include <string.h>
@@ -75,6 +76,7 @@ static void submit_mpi(struct starpu_codelet *cl, const sf_topt *o, void *args, 
     free(heap); /* no task was created here */
     return;
   }
+  sf_graph_record_task(cl, prio, flops, b->d, b->n);
   g_flops += flops;
   g_tasks++;
 }
@@ -124,6 +126,7 @@ void sf_submit(struct starpu_codelet *cl, const sf_topt *o, void *args, size_t a
     sf_die(SF_EXIT_FAILURE, "no worker can run codelet %s (check ncpu/ncuda and the codelet's implementations)",
            cl->name);
   if (rc != 0) SF_ABORT("starpu_task_insert(%s) failed with %d", cl->name, rc);
+  sf_graph_record_task(cl, prio, flops, b->d, b->n);
   g_flops += flops;
   g_tasks++;
 }

@@ -76,6 +76,10 @@ void sf_result_set_string(sf_result *r, const char *key, const char *value);
 __attribute__((format(printf, 2, 3))) void sf_result_fail(sf_result *r, const char *fmt, ...);
 /* The top-level object, for fields not covered above (owned by r). */
 cJSON *sf_result_json(sf_result *r);
+/* `bound: 1`: adds the run directory's bound.json as "bound" with samples_per_s, the throughput its
+ * tightest bound allows for steps of step_samples samples (null when uncalibrated). Returns 0, or -1
+ * after a warning (file missing or unreadable). */
+int sf_result_add_bound(sf_result *r, const char *bound_json, double step_samples);
 /* Stops the program timer, adds hostname, machine (hwloc summary), peak_rss_mib, success/error,
  * metrics and timings, and writes the file atomically with 4-space indentation. With no --out
  * nothing is written. Only the first call writes. Returns 0, or -1 after printing the error.
@@ -134,11 +138,14 @@ typedef struct {
   long *dev_ids;                       /* sorted device ids */
   sf_stats *per_device;
   double peak_memory;                  /* max peak_rss_mib over good runs (MiB) */
+  sf_stats bound_rate;                 /* samples/s the lower bound allows (runs with `bound: 1`) */
 } sf_group;
 
 typedef struct {
   sf_group *g;
   size_t n;
+  cJSON *machine;                      /* the first good result's machine record (+ hostname,
+                                        * blas_core), or NULL; "_machine" in a summary JSON */
 } sf_summary;
 
 /* Step A+B on a results directory (walked recursively, every *.json). Files that do not parse, or
@@ -189,6 +196,23 @@ void sf_report_print_text(const sf_report *r, const sf_summary *s, const char *t
 int sf_report_write_html(const sf_report *r, const sf_summary *s, const char *title, int compare_devices,
                          const char *path);
 void sf_report_free(sf_report *r);
+
+/* `scaffold compare A B` (compare.c): per test of either set, the steady samples/s of each side
+ * (n, mean, population std), the ratio B/A and a verdict: within spread when
+ * |mean_B - mean_A| <= std_A + std_B, else faster/slower; a side with a single run has no spread. */
+typedef enum {
+  SF_CMP_WITHIN = 0, SF_CMP_FASTER, SF_CMP_SLOWER, SF_CMP_SINGLE, SF_CMP_ONLY_A, SF_CMP_ONLY_B, SF_CMP_NO_DATA
+} sf_compare_verdict;
+typedef struct {
+  const char *name; /* owned by the summaries */
+  double na, perf_a, std_a, nb, perf_b, std_b, ratio;
+  sf_compare_verdict verdict;
+} sf_compare_row;
+sf_compare_verdict sf_compare_judge(double na, double ma, double sa, double nb, double mb, double sb);
+const char *sf_compare_verdict_name(sf_compare_verdict v);
+/* Rows sorted by name (malloc'ed; free it); returns the count. */
+size_t sf_compare_rows(const sf_summary *a, const sf_summary *b, sf_compare_row **rows);
+void sf_compare_print(const sf_compare_row *rows, size_t n, const char *label_a, const char *label_b, FILE *f);
 
 /* A profile (configs/profiles/<suite>.yml): a mapping of test name -> entry; the "*" entry holds
  * defaults merged shallowly into each test (the test's own keys win). Entry fields: config, set,

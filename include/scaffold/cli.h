@@ -9,6 +9,7 @@ int sf_cmd_jobs(int argc, char **argv);
 int sf_cmd_run(int argc, char **argv);
 int sf_cmd_rerun(int argc, char **argv);
 int sf_cmd_report(int argc, char **argv);
+int sf_cmd_compare(int argc, char **argv);
 int sf_cmd_summary(int argc, char **argv);
 
 /* `scaffold benchmark`, before any work (src/cli/cmd_benchmark_checks.c): refuses, with exit status

@@ -66,6 +66,9 @@ typedef struct sf_config {
   long nopencl;                     /* 0 */
   long slabs;                       /* 0 = automatic depth-slab count per layer */
   long trace;                       /* 0 */
+  long bound;                       /* 0 (docs/scheduling.md) */
+  double bound_lp_timeout;          /* 120 s */
+  char *export_graph;               /* "" = off (docs/tracing.md) */
   long spatial_ranks;               /* 1 */
   double max_memory_gib;            /* 0 = the machine's available memory */
   /* ---- derived (recomputed by sf_config_finalize) ---- */

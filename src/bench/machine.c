@@ -13,6 +13,47 @@
 #include <starpu_config.h>
 #endif
 
+/* NVIDIA GPUs the driver lists (/proc/driver/nvidia/gpus/<bus id>), and the StarPU build the
+ * harness was compiled against: version and the features its starpu_config.h enables. */
+static void add_gpus_and_starpu(cJSON *j)
+{
+  int ngpu = 0;
+  DIR *d = opendir("/proc/driver/nvidia/gpus");
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d))) ngpu += e->d_name[0] != '.';
+    closedir(d);
+  }
+  cJSON_AddNumberToObject(j, "nvidia_gpus", ngpu);
+#ifdef STARPU_MAJOR_VERSION
+  char v[48];
+  snprintf(v, sizeof v, "%d.%d.%d", STARPU_MAJOR_VERSION, STARPU_MINOR_VERSION, STARPU_RELEASE_VERSION);
+  cJSON_AddStringToObject(j, "starpu_version", v);
+  cJSON *f = cJSON_AddArrayToObject(j, "starpu_features");
+#ifdef STARPU_USE_CPU
+  cJSON_AddItemToArray(f, cJSON_CreateString("CPU"));
+#endif
+#ifdef STARPU_USE_OPENCL
+  cJSON_AddItemToArray(f, cJSON_CreateString("OpenCL"));
+#endif
+#ifdef STARPU_USE_CUDA
+  cJSON_AddItemToArray(f, cJSON_CreateString("CUDA"));
+#endif
+#ifdef STARPU_USE_MPI
+  cJSON_AddItemToArray(f, cJSON_CreateString("MPI"));
+#endif
+#ifdef STARPU_HAVE_GLPK_H
+  cJSON_AddItemToArray(f, cJSON_CreateString("GLPK"));
+#endif
+#ifdef STARPU_USE_FXT
+  cJSON_AddItemToArray(f, cJSON_CreateString("FxT"));
+#endif
+#ifdef STARPU_MAXCPUS
+  cJSON_AddNumberToObject(j, "starpu_maxcpus", STARPU_MAXCPUS);
+#endif
+#endif
+}
+
 static hwloc_topology_t load_topology(void)
 {
   hwloc_topology_t t;
@@ -97,6 +138,7 @@ cJSON *sf_machine_json(void)
   hwloc_uint64_t mem = hwloc_get_root_obj(t)->total_memory;
   cJSON_AddNumberToObject(j, "memory_mib", (double)(mem / (1024 * 1024)));
   hwloc_topology_destroy(t);
+  add_gpus_and_starpu(j);
   return j;
 }
 

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "report_sched.h"
 #include "scaffold/bench.h"
 #include "scaffold/common.h"
 
@@ -262,6 +263,8 @@ void sf_report_print_text(const sf_report *r, const sf_summary *s, const char *t
       fprintf(out, "%-*s %s\n", (int)l, k, vals[i]);
     }
   }
+
+  sf_report_print_schedulers(r, s, out); /* the `schedulers` profile's matrix, when present */
 
   if (compare_devices) {
     static const char *const measures[] = {"mean", "min", "max"};

@@ -1,7 +1,8 @@
 /* The report as one self-contained HTML file (no scripts, fonts, images or links): the results
  * table with milarun's colour rules (fail > 0 red bold, weight < 1 grey, perf_ratio* green /
  * olive / orange / red at 1.1 / 0.9 / 0.75), the Scores table, an inline SVG bar chart of the
- * perf ratios (perf_adj when there is no baseline), and the device comparison tables. */
+ * perf ratios (perf_adj when there is no baseline), and the device comparison tables; plus the
+ * machine block, units, the scaling chart and the scheduler matrix (report_html_parts.c). */
 #include <errno.h>
 #include <math.h>
 #include <string.h>
@@ -9,8 +10,9 @@
 #include "scaffold/bench.h"
 #include "scaffold/common.h"
 #include "scaffold/fsutil.h"
+#include "report_html_parts.h"
 
-static void esc(FILE *f, const char *s)
+void sf_html_esc(FILE *f, const char *s)
 {
   for (; *s; s++) {
     switch (*s) {
@@ -58,7 +60,7 @@ static void table(FILE *f, const sf_report *r)
   fputs("</tr></thead>\n<tbody>\n", f);
   for (size_t i = 0; i < r->nrows; i++) {
     fputs("<tr><th class=\"name\">", f);
-    esc(f, r->rows[i].name);
+    sf_html_esc(f, r->rows[i].name);
     fputs("</th>", f);
     for (size_t c = 0; c < nc; c++) {
       double v = sf_report_cell(&r->rows[i], cols[c]);
@@ -103,7 +105,7 @@ static void chart(FILE *f, const sf_report *r)
   const int row_h = 20, top = 10, bar_w = 480;
   const int label_w = (int)(namew * 7.5) + 12;
   const int width = label_w + bar_w + 90, height = top + (int)r->nrows * row_h + 24;
-  fprintf(f, "<h2>%s</h2>\n", ratio ? "Performance ratio vs baseline (perf / perf_base)" : "Adjusted performance (perf_adj)");
+  fprintf(f, "<h2>%s</h2>\n", ratio ? "Performance ratio vs baseline (perf / perf_base)" : "Adjusted performance (perf_adj) in samples/s");
   fprintf(f,
           "<svg class=\"chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
           "font-family=\"monospace\" font-size=\"12\">\n",
@@ -113,7 +115,7 @@ static void chart(FILE *f, const sf_report *r)
     double v = ratio ? r->rows[i].perf_ratio : r->rows[i].perf_adj;
     int y = top + (int)i * row_h;
     fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", label_w - 6, y + 14);
-    esc(f, r->rows[i].name);
+    sf_html_esc(f, r->rows[i].name);
     fputs("</text>", f);
     if (isfinite(v) && v > 0) {
       int w = (int)lround(v / mx * bar_w);
@@ -156,7 +158,7 @@ static void devices(FILE *f, const sf_summary *s)
       fputs("</tr></thead>\n<tbody>\n", f);
       for (size_t i = 0; i < nr; i++) {
         fputs("<tr><th class=\"name\">", f);
-        esc(f, rows[i]->name);
+        sf_html_esc(f, rows[i]->name);
         fputs("</th>", f);
         for (size_t d = 0; d < g; d++) {
           double v = cells[i * g + d];
@@ -183,7 +185,7 @@ int sf_report_write_html(const sf_report *r, const sf_summary *s, const char *ti
   }
   FILE *f = a.f;
   fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>", f);
-  esc(f, title);
+  sf_html_esc(f, title);
   fputs("</title>\n<style>\n"
         "body { font-family: monospace; }\n"
         "td, th { text-align: right; min-width: 75px; padding: 1px 6px; }\n"
@@ -193,11 +195,15 @@ int sf_report_write_html(const sf_report *r, const sf_summary *s, const char *ti
         ".score, .rpp { color: blue; font-weight: bold; }\n"
         "</style></head><body>\n<h2>",
         f);
-  esc(f, title);
+  sf_html_esc(f, title);
   fputs("</h2>\n", f);
+  sf_html_machine(f, s);
   table(f, r);
+  sf_html_units(f);
   if (r->has_weights) scores(f, r);
   chart(f, r);
+  sf_html_scaling(f, s);
+  sf_html_schedulers(f, r, s);
   if (compare_devices) devices(f, s);
   fputs("</body></html>\n", f);
   if (sf_atomic_commit(&a) != 0) {

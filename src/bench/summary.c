@@ -206,7 +206,7 @@ static void summarize_group(sf_group *g, entry *es, size_t n)
   memset(g, 0, sizeof *g);
   g->name = sf_strdup(es[0].key);
   g->n = (long)n;
-  dvec total = {0}, rates = {0}, gflops = {0}, tts = {0}, tmp = {0};
+  dvec total = {0}, rates = {0}, gflops = {0}, tts = {0}, tmp = {0}, bound = {0};
   devval *dv = NULL;
   size_t ndv = 0, capdv = 0;
   for (size_t i = 0; i < n; i++) {
@@ -220,6 +220,9 @@ static void summarize_group(sf_group *g, entry *es, size_t n)
     dpush(&total, sf_json_num(cJSON_GetObjectItemCaseSensitive(prog, "time")));
     double rss = sf_json_num(cJSON_GetObjectItemCaseSensitive(r, "peak_rss_mib"));
     if (rss > g->peak_memory) g->peak_memory = rss;
+    double br = sf_json_num(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "bound"),
+                                                              "samples_per_s"));
+    if (isfinite(br) && br > 0) dpush(&bound, br);
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(r, "time_to_solution");
     if (cJSON_IsNumber(t)) dpush(&tts, t->valuedouble);
     const cJSON *dev = cJSON_GetObjectItemCaseSensitive(r, "device");
@@ -250,6 +253,7 @@ static void summarize_group(sf_group *g, entry *es, size_t n)
   sf_stats_compute(&g->train, rates.v, rates.n);
   sf_stats_compute(&g->gflops, gflops.v, gflops.n);
   sf_stats_compute(&g->tts, tts.v, tts.n);
+  sf_stats_compute(&g->bound_rate, bound.v, bound.n);
   if (ndv) {
     qsort(dv, ndv, sizeof *dv, cmp_devval);
     g->dev_ids = sf_malloc(ndv * sizeof *g->dev_ids, "device ids");
@@ -270,7 +274,22 @@ static void summarize_group(sf_group *g, entry *es, size_t n)
   free(rates.v);
   free(gflops.v);
   free(tts.v);
+  free(bound.v);
   free(tmp.v);
+}
+
+/* The machine a result ran on: its "machine" object plus hostname and blas_core. */
+static cJSON *machine_record(const cJSON *r)
+{
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "machine");
+  if (!cJSON_IsObject(m)) return NULL;
+  cJSON *o = cJSON_Duplicate(m, 1);
+  const char *extra[] = {"hostname", "blas_core"};
+  for (int i = 0; i < 2; i++) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(r, extra[i]);
+    if (cJSON_IsString(x) && !cJSON_HasObjectItem(o, extra[i])) cJSON_AddStringToObject(o, extra[i], x->valuestring);
+  }
+  return o;
 }
 
 long sf_summary_from_dir(sf_summary *s, const char *dir, FILE *diag)
@@ -315,6 +334,7 @@ long sf_summary_from_dir(sf_summary *s, const char *dir, FILE *diag)
       cJSON_Delete(j);
       continue;
     }
+    if (!s->machine && good_result(j)) s->machine = machine_record(j);
     es[ne].key = sf_result_group_key(j);
     es[ne].res = j;
     es[ne].order = ne;
@@ -373,7 +393,9 @@ cJSON *sf_summary_to_json(const sf_summary *s)
     }
     cJSON_AddNumberToObject(o, "peak_memory", g->peak_memory);
     if (g->tts.n > 0) cJSON_AddItemToObject(o, "time_to_solution", stats_json(&g->tts));
+    if (g->bound_rate.n > 0) cJSON_AddItemToObject(o, "bound_rate", stats_json(&g->bound_rate));
   }
+  if (s->machine) cJSON_AddItemToObject(j, "_machine", cJSON_Duplicate(s->machine, 1));
   return j;
 }
 
@@ -404,6 +426,10 @@ int sf_summary_from_json(sf_summary *s, const cJSON *j, char **err)
   const cJSON *o;
   cJSON_ArrayForEach(o, j)
   {
+    if (o->string && !strcmp(o->string, "_machine")) { /* not a group: the machine record */
+      if (cJSON_IsObject(o) && !s->machine) s->machine = cJSON_Duplicate(o, 1);
+      continue;
+    }
     if (!cJSON_IsObject(o) || !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(o, "n")) ||
         !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(o, "train"))) {
       char buf[512];
@@ -435,6 +461,7 @@ int sf_summary_from_json(sf_summary *s, const cJSON *j, char **err)
     stats_from(&g->train, cJSON_GetObjectItemCaseSensitive(o, "train"));
     stats_from(&g->gflops, cJSON_GetObjectItemCaseSensitive(o, "gflops"));
     stats_from(&g->tts, cJSON_GetObjectItemCaseSensitive(o, "time_to_solution"));
+    stats_from(&g->bound_rate, cJSON_GetObjectItemCaseSensitive(o, "bound_rate"));
     double pm = sf_json_num(cJSON_GetObjectItemCaseSensitive(o, "peak_memory"));
     g->peak_memory = isnan(pm) ? 0 : pm;
     const cJSON *pd = cJSON_GetObjectItemCaseSensitive(o, "per_device");
@@ -505,5 +532,6 @@ void sf_summary_free(sf_summary *s)
     free(s->g[i].per_device);
   }
   free(s->g);
+  cJSON_Delete(s->machine);
   memset(s, 0, sizeof *s);
 }

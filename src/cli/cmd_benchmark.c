@@ -4,6 +4,7 @@
  * its task graph, training to val Dice >= target_dice (src/train/trainer.c), figures, the trace,
  * the summary lines and the harness result JSON (scaffold/bench.h). Exit status: 0, 1 (runtime
  * failure, divergence), 2 (usage, configuration, unusable checkpoint), 130 (SIGINT/SIGTERM). */
+#include <cblas.h>
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -44,7 +45,9 @@ static void usage(FILE *out)
           "trains the 3D U-Net until validation Dice >= target_dice (or `epochs` epochs). Outputs go to a\n"
           "fresh <base_run_dir>/<job_name>_<YYYYmmdd-HHMMSS>/: a copy of CONFIG, config.yaml,\n"
           "overrides.yaml, restart.sh, train_stats.csv, checkpoints/, figures/, and with `trace: 1`\n"
-          "trace.json and worker_stats.{json,txt} (training) and datagen_trace/ (data generation).\n"
+          "trace.json and worker_stats.{json,txt} (training) and datagen_trace/ (data generation); with\n"
+          "`bound: 1` bound.json, bound.dot, bound_deps.lp (docs/scheduling.md); `export_graph: DIR` writes\n"
+          "DIR/graph.json and graph.dot (docs/tracing.md).\n"
           "\n"
           "  --run-dir DIR      resume in DIR (implies --restart and train_from_scratch: 0)\n"
           "  --restart          resume from DIR/checkpoints (needs --run-dir); with no checkpoint yet (stopped in\n"
@@ -514,6 +517,12 @@ int sf_cmd_benchmark(int argc, char **argv)
   sf_result_set_number(res, "dataset_generation_seconds", gen_secs);
   sf_result_set_number(res, "warmup_seconds", tr.warmup_seconds);
   sf_result_set_number(res, "step_gflop", sf_graph_step_flops(g) * 1e-9);
+  sf_result_set_string(res, "blas_core", openblas_get_corename());
+  if (c.bound && sf_dist_is_root()) { /* the bound report of step_probes.c, when the run got that far */
+    char *bj = sf_path_join(run_dir, "bound.json");
+    if (access(bj, R_OK) == 0) sf_result_add_bound(res, bj, (double)c.local_batch_size * sf_dist_replicas());
+    free(bj);
+  }
   cJSON_AddBoolToObject(sf_result_json(res), "converged", tr.converged);
   if (tr.converged) sf_result_set_convergence(res, tts, tr.epochs);
   if (status != 0) sf_result_fail(res, "%s", tr.error[0] ? tr.error : "benchmark failed");

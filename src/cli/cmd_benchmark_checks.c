@@ -2,10 +2,12 @@
  * once the configuration is loaded and the rank layout fixed, before anything is written or
  * generated: the dataset layout (scale, problem_scale, dc_num_shards, seed), the U-Net, the task
  * graph (optimizer, slabs, spatial_ranks), the StarPU scheduler name, the global batch against the
- * volume counts, and the memory plan (scaffold/memory_plan.h) against max_memory_gib or the machine's memory. Each module states its own
- * limits (sf_dataset_check_config, sf_unet_build, sf_graph_check_config); this file only runs them
- * and words the refusal like the config loader's: where the key was set (FILE:LINE or the override),
- * its value and what was expected, exit status 2. */
+ * volume counts, the memory plan (scaffold/memory_plan.h) against max_memory_gib or the machine's
+ * memory, and the export_graph directory (created here, so that a bad path fails before the work).
+ * Each module states its own limits (sf_dataset_check_config, sf_unet_build, sf_graph_check_config);
+ * this file only runs them and words the refusal like the config loader's: where the key was set
+ * (FILE:LINE or the override), its value and what was expected, exit status 2. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@
 #include "scaffold/config.h"
 #include "scaffold/dataset.h"
 #include "scaffold/dist.h"
+#include "scaffold/fsutil.h"
 #include "scaffold/graph.h"
 #include "scaffold/memory_plan.h"
 #include "scaffold/model.h"
@@ -150,6 +153,15 @@ static void check_memory(const sf_config *c, const sf_unet *u)
                     source, fix);
 }
 
+/* export_graph: the directory must exist or be creatable (it is written after warm-up). */
+static void check_export_dir(const sf_config *c)
+{
+  if (!c->export_graph[0] || !sf_dist_is_root()) return;
+  if (sf_mkdir_p(c->export_graph) != 0 || access(c->export_graph, W_OK) != 0)
+    sf_config_refuse(c, "export_graph", "cannot create or write the directory (%s); expected a writable directory path",
+                     strerror(errno));
+}
+
 void sf_benchmark_check_config(const sf_config *c, int training)
 {
   const char *key;
@@ -171,4 +183,5 @@ void sf_benchmark_check_config(const sf_config *c, int training)
   check_batch(c);
   check_memory(c, &u);
   sf_unet_free(&u);
+  check_export_dir(c);
 }

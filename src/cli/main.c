@@ -20,6 +20,7 @@ static const subcommand commands[] = {
   {"rerun", sf_cmd_rerun, "re-run the job that produced a result JSON"},
   {"report", sf_cmd_report, "score a results directory (table, HTML)"},
   {"summary", sf_cmd_summary, "summarise a results directory as a baseline JSON"},
+  {"compare", sf_cmd_compare, "two result sets side by side: ratio and spread per test"},
 };
 
 static void usage(FILE *f)

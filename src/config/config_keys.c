@@ -173,6 +173,17 @@ const sf_key sf_keys[] = {
            "1 writes trace.json and per-worker statistics: training in the run directory; data generation, with "
            "the utilisation of each phase, in datagen_trace/ of the run directory (benchmark) or of the fractal "
            "library (generate_fractals)."),
+  KEY_BOOL(bound, OUR, 0, NULL, "0/1, true/false, yes/no", NULL,
+           "1 records the first training step after warm-up (its task graph) and, when training ends, prints its "
+           "measured time against lower bounds from the perfmodels (critical path, work / workers); writes "
+           "bound.json, graph.json, graph.dot and the scheduling MILP bound_deps.lp into the run directory. Needs "
+           "calibrated perfmodels (docs/scheduling.md)."),
+  KEY_FLT(bound_lp_timeout, OUR, 120, positive, "> 0 seconds", NULL,
+          "bound: 1: time limit for writing the dependency-aware MILP bound_deps.lp (quadratic in the tasks of a "
+          "step); past it the file is not written (the bounds are reported all the same)."),
+  KEY_STR(export_graph, OUR, "", NULL, "a directory path, or \"\" (off)", NULL,
+          "A directory: the first training step after warm-up is recorded as its task graph, written there as "
+          "graph.json (tasks, data accesses, predecessors, handles) and graph.dot (docs/tracing.md)."),
   KEY_INT(spatial_ranks, OUR, 1, ge1, ">= 1, dividing the mpirun rank count", NULL,
           "Ranks sharing one volume under mpirun: its depth slabs are split over them (StarPU-MPI owners; halo "
           "planes, GroupNorm, loss and Dice sums exchanged, exact). Ranks = replicas x spatial_ranks; at most the "

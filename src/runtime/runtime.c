@@ -81,6 +81,17 @@ int sf_runtime_check_config(const sf_config *c, const char **key, char *err, siz
     snprintf(err, errlen, "a StarPU scheduling policy; expected scheduler: \"\" under runtime %s", name);
     return -1;
   }
+  if (c->bound) {
+    *key = "bound";
+    snprintf(err, errlen, "the bound comes from StarPU's perfmodels; expected bound: 0 under runtime %s", name);
+    return -1;
+  }
+  if (c->export_graph[0]) {
+    *key = "export_graph";
+    snprintf(err, errlen, "the graph recorder reads StarPU's data handles; expected export_graph: \"\" under runtime %s "
+             "(docs/tracing.md)", name);
+    return -1;
+  }
   if (k == SF_RT_SEQUENTIAL && c->ncpu > 1) {
     *key = "ncpu";
     snprintf(err, errlen, "the sequential runtime runs every task in the calling thread; expected ncpu: -1 or 1");

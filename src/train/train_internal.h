@@ -13,6 +13,13 @@
 typedef struct sf_ckpt_saver sf_ckpt_saver; /* ckpt_async.c */
 
 /* Everything one sf_train / sf_train_warmup call works with. */
+/* The step probes of `bound` and `export_graph` (step_probes.c): which window the next step is. */
+typedef struct {
+  int bound_next;        /* 1: record the next step, 3: report pending, 0: none */
+  int graph_next;        /* 1: write the next step's task graph to export_graph */
+  double deps_s;         /* the recorded step's measured seconds */
+} sf_step_probes;
+
 typedef struct {
   const sf_train_setup *s;
   const sf_config *c;
@@ -34,6 +41,7 @@ typedef struct {
   sf_ckpt_saver *saver;     /* async_save: 1 on rank 0: the background writer (else NULL) */
   long failed_epoch;        /* the epoch whose checkpoint could not be written (after a failed save) */
   sf_epoch_log elog;         /* upstream's per-epoch line and minibatch medians (epoch_log.c) */
+  sf_step_probes probes;     /* bound / export_graph (step_probes.c); armed after warm-up */
 } sf_tctx;
 
 /* What one optimizer step returns. */
@@ -52,6 +60,11 @@ void sf_train_load_sample(sf_tctx *t, sf_split split, int i, int slot);
 /* One optimizer step on the samples idx[0..b-1] with lr at Adam step adam_step. */
 void sf_train_batch_step(sf_tctx *t, const int *idx, int b, double lr, long adam_step, sf_step_out *o);
 /* SF_CHECK_REPLICAS=1: dies unless the parameters are bitwise identical on every rank. */
+/* step_probes.c: arm after warm-up; before/after wrap the graph's part of each training step. */
+void sf_step_probes_arm(sf_tctx *t);
+void sf_step_probes_before(sf_tctx *t);
+void sf_step_probes_after(sf_tctx *t, double secs);
+void sf_step_probes_finish(sf_tctx *t); /* the bound report; warns about a probe the run ended before */
 void sf_train_check_replicas(sf_tctx *t, const char *phase, long step);
 /* Warm-up with rollback (spec §6.10); returns its seconds. */
 double sf_train_run_warmup(sf_tctx *t);

@@ -87,8 +87,11 @@ void sf_train_batch_step(sf_tctx *t, const int *idx, int b, double lr, long adam
   memset(o, 0, sizeof *o);
   for (int k = 0; k < b; k++) sf_train_load_sample(t, SF_SPLIT_TRAIN, idx[k], k);
   double out[3];
+  sf_step_probes_before(t);
+  double p0 = sf_now();
   int rc = sf_graph_train_batch(t->g, b, (const float *const *)t->x, (const uint16_t *const *)t->lab,
                                 t->s->class_w, lr, adam_step, out);
+  sf_step_probes_after(t, sf_now() - p0);
   o->flops = sf_tasks_flops_counter();
   o->ce = out[0] * b; /* the batch means, as sums over its samples (upstream: batch mean x batch size) */
   o->dice = out[1] * b;

@@ -319,6 +319,7 @@ static int begin_run(sf_tctx *t, sf_train_result *r)
     return 1;
   }
   r->warmup_seconds = sf_train_run_warmup(t);
+  sf_step_probes_arm(t); /* bound / export_graph: the first steps after warm-up */
   if (sf_train_stop_requested()) {
     r->interrupted = sf_train_stop_requested();
     sf_train_fail(r, SF_EXIT_INTERRUPTED, "interrupted by %s during warm-up (rolled back; no step taken, nothing to save)",
@@ -383,6 +384,7 @@ int sf_train(const sf_train_setup *s, sf_train_result *r)
     sf_info("replica check: parameters bitwise identical on all %d ranks after each of %ld steps", sf_dist_size(),
             t.checked);
   sf_epoch_log_finish(&t.elog, s->log ? s->log : stdout, r->status == 0);
+  sf_step_probes_finish(&t); /* bound: 1: the report, after the measured training */
   sf_tctx_free(&t);
   return r->status;
 }

@@ -258,6 +258,8 @@ refuse optimizer_file "optimizer_unknown.yml:3" "key 'optimizer'" '"Adagrad"' \
 refuse optimizer_set "override --set optimizer=rmsprop" "key 'optimizer'" "expected one of: ADAM" \
   -- -c "$tiny" --set optimizer=rmsprop
 refuse optimizer_flag "override --optimizer SGDX" "key 'optimizer'" '"SGDX"' -- -c "$tiny" --optimizer SGDX
+refuse export_graph_dir "override --set export_graph=/proc/sf-no/graph" "key 'export_graph'" \
+  "expected a writable directory path" -- -c "$tiny" --set export_graph=/proc/sf-no/graph
 refuse dc_num_shards_file "dc_num_shards.yml:2" "key 'dc_num_shards'" "'[1, 1, 2]'" "expected [1, 1, 1]" \
   -- -c "$tiny" -c "$bad/dc_num_shards.yml"
 refuse dc_num_shards_flag "override --dc-num-shards 2 1 1" "expected [1, 1, 1]" -- -c "$tiny" --dc-num-shards 2 1 1

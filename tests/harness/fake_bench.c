@@ -6,7 +6,8 @@
  *   --fake-step S            synthetic seconds per step (default 0.1)
  *   --fake-mode M            ok | fail (success false) | nan (NaN loss) | segv | exit3 | sleep
  *                            (sleeps 60 s after starting a grandchild `sleep 60`, for group kills)
- *   --fake-pidfile F         sleep mode: write the grandchild's pid to F */
+ *   --fake-pidfile F         sleep mode: write the grandchild's pid to F
+ *   --fake-bound R           a `bound: 1` run: the result gets "bound" with samples_per_s R */
 #include <math.h>
 #include <signal.h>
 #include <string.h>
@@ -19,7 +20,7 @@ int main(int argc, char **argv)
 {
   sf_bench_opts bo;
   sf_bench_opts_init(&bo);
-  double rate = 100, step = 0.1;
+  double rate = 100, step = 0.1, bound = 0;
   const char *mode = "ok", *pidfile = NULL;
   for (int i = 1; i < argc; i++) {
     int used = sf_bench_opts_parse(&bo, argc, argv, i);
@@ -32,6 +33,7 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--fake-step") && i + 1 < argc) step = atof(argv[++i]);
     else if (!strcmp(argv[i], "--fake-mode") && i + 1 < argc) mode = argv[++i];
     else if (!strcmp(argv[i], "--fake-pidfile") && i + 1 < argc) pidfile = argv[++i];
+    else if (!strcmp(argv[i], "--fake-bound") && i + 1 < argc) bound = atof(argv[++i]);
     else sf_die(SF_EXIT_USAGE, "fake_bench: unknown argument '%s'", argv[i]);
   }
   const char *ncpu = getenv("STARPU_NCPU");
@@ -69,6 +71,11 @@ int main(int argc, char **argv)
     sf_ratelog_log(&log, "loss", !strcmp(mode, "nan") ? NAN : 0.5);
   }
   sf_result_set_rates(res, "train", &log);
+  if (bound > 0) {
+    cJSON *b = cJSON_AddObjectToObject(sf_result_json(res), "bound");
+    cJSON_AddNumberToObject(b, "step_samples", 1);
+    cJSON_AddNumberToObject(b, "samples_per_s", bound);
+  }
   if (!strcmp(mode, "fail")) sf_result_fail(res, "fake_bench: asked to fail");
   char *path = NULL;
   int rc = sf_result_write(res, &path);

@@ -3,12 +3,16 @@
  * (tests/graph's gt_sample) and prints one line "SFBENCH {json}": median step time, samples/s,
  * effective GFLOP/s (3 x the model's forward conv flops / median step), peak RSS of the process
  * (getrusage) and the OpenBLAS kernel in use. --trace DIR traces the timed steps only
- * (scaffold/trace.h: DIR/trace.json, DIR/worker_stats.{json,txt}).
- * --runtime starpu|openmp|sequential picks the task runtime (scaffold/runtime.h; --sched is StarPU's
- * only); the line then also carries the tasks per step and, under openmp / sequential, the summed
- * kernel (task run) seconds per timed step (scaffold/host_exec.h), for scripts/bench-runtimes.
- *   bench_train_step [--ps 5] [--base 8] [--ncpu 2] [--sched lws] [--slabs 0] [--warmup 2]
- *                    [--steps 5] [--determinism 0] [--trace DIR] [--runtime starpu] */
+ * (scaffold/trace.h: DIR/trace.json, DIR/worker_stats.{json,txt}). --export-graph DIR writes the first
+ * timed step's task graph (scaffold/graph_record.h: DIR/graph.json, DIR/graph.dot). --bound DIR
+ * records the timed steps for the area bound, then runs one more step recorded with dependencies
+ * (scaffold/bound.h: "bound:" lines, DIR/bound.json, bound.dot, bound_deps.lp; docs/scheduling.md).
+ * --runtime starpu|openmp|sequential picks the task runtime (scaffold/runtime.h; --sched and --bound
+ * are StarPU's only); the line then also carries the tasks per step and, under openmp / sequential,
+ * the summed kernel (task run) seconds per timed step (scaffold/host_exec.h), for scripts/bench-runtimes.
+ *   bench_train_step [--ps 5] [--base 8] [--ncpu 2] [--sched lws] [--slabs 0]
+ *                    [--warmup 2] [--steps 5] [--determinism 0] [--trace DIR] [--export-graph DIR]
+ *                    [--bound DIR] [--bound-lp-timeout 120] [--runtime starpu] */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +20,12 @@
 #include <sys/resource.h>
 
 #include "graph_testlib.h"
+#include "scaffold/bound.h"
 #include "scaffold/common.h"
 #include "scaffold/config.h"
 #include "scaffold/fsutil.h"
 #include "scaffold/graph.h"
+#include "scaffold/graph_record.h"
 #include "scaffold/host_exec.h"
 #include "scaffold/ops.h"
 #include "scaffold/runtime.h"
@@ -41,10 +47,31 @@ static int int_arg(const char *key, const char *v, int lo, int hi)
   return (int)x;
 }
 
+/* --bound: the timed steps were the area window; one more step is recorded with dependencies. */
+static void run_bound_step(sf_graph *g, gt_problem *p, float *x, uint16_t *lab, int step, const double *t, int timed,
+                           const char *dir, double lp_timeout)
+{
+  char err[512];
+  sf_bound_stop();
+  double area_ms = sf_bound_area_ms(), area_s = 0, out[3];
+  for (int i = 0; i < timed; i++) area_s += t[i];
+  gt_sample(p, step % 4, x, lab);
+  sf_bound_start(1, 1); /* StarPU's DAG too: the tests compare ours with it */
+  double t0 = sf_now();
+  sf_graph_train_step(g, x, lab, p->cw, 1e-3, step + 1, out);
+  double dt = sf_now() - t0;
+  sf_bound_stop();
+  sf_bound_deps d;
+  if (sf_bound_deps_compute(dir, lp_timeout, &d, err, sizeof err) != 0 ||
+      sf_bound_report(dir, timed, area_s, area_ms, &d, dt, err, sizeof err) != 0)
+    sf_die(SF_EXIT_FAILURE, "bound: %s", err);
+}
+
 int main(int argc, char **argv)
 {
   int ps = 5, base = 8, ncpu = 2, slabs = 0, warm = 2, timed = 5, det = 0;
-  const char *sched = "lws", *trace_dir = NULL, *runtime = "starpu";
+  const char *sched = "lws", *trace_dir = NULL, *graph_dir = NULL, *bound_dir = NULL, *runtime = "starpu";
+  double lp_timeout = 120;
   sf_runtime_prepare_process(argv); /* OMP_MAX_TASK_PRIORITY for --runtime openmp */
   for (int i = 1; i < argc; i++) {
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -58,18 +85,24 @@ int main(int argc, char **argv)
     else if (!strcmp(k, "--sched") && v) sched = v;
     else if (!strcmp(k, "--trace") && v) trace_dir = v;
     else if (!strcmp(k, "--runtime") && v) runtime = v;
+    else if (!strcmp(k, "--export-graph") && v) graph_dir = v;
+    else if (!strcmp(k, "--bound") && v) bound_dir = v;
+    else if (!strcmp(k, "--bound-lp-timeout")) lp_timeout = int_arg(k, v, 1, 86400);
     else sf_die(SF_EXIT_USAGE, "bench_train_step: unknown or incomplete argument '%s' (see the header comment)", k);
     i++;
   }
-  if (warm + timed > GT_MAX_STEPS) sf_die(SF_EXIT_USAGE, "bench_train_step: warmup + steps must be <= %d", GT_MAX_STEPS);
+  if (warm + timed + (bound_dir != NULL) > GT_MAX_STEPS) sf_die(SF_EXIT_USAGE, "bench_train_step: warmup + steps must be <= %d", GT_MAX_STEPS);
 
-  if (trace_dir && sf_mkdir_p(trace_dir) != 0) sf_die(SF_EXIT_FAILURE, "bench_train_step: cannot create --trace directory '%s'", trace_dir);
+  const char *dirs[3] = {trace_dir, graph_dir, bound_dir};
+  for (int i = 0; i < 3; i++)
+    if (dirs[i] && sf_mkdir_p(dirs[i]) != 0) sf_die(SF_EXIT_FAILURE, "bench_train_step: cannot create directory '%s'", dirs[i]);
   gt_problem p;
   gt_problem_init(&p, ps, base, 6, 8, 42); /* 5 categories + background, 8 GroupNorm groups */
   sf_rt_kind rk;
   if (sf_runtime_parse(runtime, &rk) != 0)
     sf_die(SF_EXIT_USAGE, "bench_train_step: --runtime expects starpu, openmp or sequential, got '%s'", runtime);
   if (rk == SF_RT_SEQUENTIAL && ncpu != 1) sf_die(SF_EXIT_USAGE, "bench_train_step: --runtime sequential runs on 1 thread: --ncpu 1");
+  if (rk != SF_RT_STARPU && bound_dir) sf_die(SF_EXIT_USAGE, "bench_train_step: --bound uses StarPU's bound recorder: --runtime starpu");
   if (rk != SF_RT_STARPU) sched = runtime;
   gt_runtime_start_on(runtime, sched, ncpu);
   sf_config c;
@@ -88,11 +121,15 @@ int main(int argc, char **argv)
     gt_sample(&p, s % 4, x, lab);
     if (s == warm && trace_dir && sf_trace_begin(trace_dir, err, sizeof err) != 0)
       sf_die(SF_EXIT_FAILURE, "trace: %s", err);
+    if (s == warm && graph_dir) sf_graph_record_begin();
+    if (s == warm && bound_dir) sf_bound_start(0, 0);
     double t0 = sf_now(), tt0 = trace_dir && s >= warm ? sf_trace_now() : 0, k0 = sf_host_kernel_seconds();
     sf_graph_train_step(g, x, lab, p.cw, 1e-3, s + 1, out);
     double dt = sf_now() - t0;
     if (s >= warm) kern += sf_host_kernel_seconds() - k0;
     ntasks = sf_tasks_count_counter(); /* this step's (reset by every step) */
+    if (s == warm && graph_dir && sf_graph_record_write(graph_dir, err, sizeof err) != 0)
+      sf_die(SF_EXIT_FAILURE, "export-graph: %s", err);
     if (trace_dir && s >= warm) {
       char name[32];
       snprintf(name, sizeof name, "step %d", s + 1);
@@ -104,6 +141,7 @@ int main(int argc, char **argv)
     if (s >= warm) t[s - warm] = dt;
   }
   if (trace_dir && sf_trace_end(err, sizeof err) != 0) sf_die(SF_EXIT_FAILURE, "trace: %s", err);
+  if (bound_dir) run_bound_step(g, &p, x, lab, warm + timed, t, timed, bound_dir, (double)lp_timeout);
   int nslabs = sf_graph_nslabs(g);
   sf_graph_describe(g, gdesc, sizeof gdesc); /* after a step: it reports the tasks per step */
   sf_graph_destroy(g);

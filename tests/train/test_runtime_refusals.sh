@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The runtimes other than StarPU refuse what they cannot do, up front (exit 2, nothing written, the key
-# named): OpenCL / CUDA workers, traces, a StarPU scheduler, more than one sequential thread, an
+# named): OpenCL / CUDA workers, traces, the StarPU bound and graph export, a StarPU scheduler, more than one sequential thread, an
 # unknown runtime name (docs/runtimes.md).
 source "$(dirname "$0")/lib.sh"
 
@@ -21,5 +21,7 @@ refused ncuda --set runtime=openmp --set ncuda=1
 refused trace --set runtime=sequential --set ncpu=1 --set trace=1
 refused scheduler --set runtime=openmp --set scheduler=dmda
 refused ncpu --set runtime=sequential --set ncpu=2
+refused bound --set runtime=openmp --set bound=1
+refused export_graph --set runtime=sequential --set ncpu=1 --set export_graph=$T/graph
 refused runtime --set runtime=quark
 echo PASS

@@ -1,0 +1,25 @@
+/* The scheduler x worker-mix matrix of the `schedulers` profile (report_sched.c): groups named
+ * schedulers.<scheduler>__<mix>__<size>, rows = schedulers (StarPU's in the profile's order, then
+ * others), columns = "<mix>__<size>" sorted; shared by the text and HTML reports. */
+#ifndef SF_REPORT_SCHED_H
+#define SF_REPORT_SCHED_H
+
+#include <stdio.h>
+
+#include "scaffold/bench.h"
+
+typedef struct {
+  char *rows[64], *cols[16];
+  int nr, nc;
+} sf_sched_matrix;
+
+/* Returns the row count (0: no schedulers.* group). */
+int sf_sched_matrix_build(sf_sched_matrix *m, const sf_summary *s);
+const sf_group *sf_sched_matrix_cell(const sf_sched_matrix *m, const sf_summary *s, int r, int c);
+/* The baseline's perf of a group (NaN when none): the report row's perf_base. */
+double sf_sched_matrix_base(const sf_report *r, const sf_group *g);
+void sf_sched_matrix_free(sf_sched_matrix *m);
+/* The text rendering (after the report table; nothing when there is no schedulers.* group). */
+void sf_report_print_schedulers(const sf_report *r, const sf_summary *s, FILE *out);
+
+#endif
