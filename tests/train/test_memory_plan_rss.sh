@@ -10,6 +10,11 @@ source "$(dirname "$0")/lib.sh"
 PS=${MEMPLAN_PS:-5}
 STEPS=${MEMPLAN_STEPS:-2}
 read -r -a EXTRA <<<"${MEMPLAN_ARGS:-}" # e.g. MEMPLAN_ARGS="--set activation_checkpointing=1"
+case "${SF_SANITIZED:-OFF}" in ON | 1 | TRUE | YES | on | true)
+  echo "SKIP: sanitizer build: ASan's shadow memory, redzones and quarantine change the peak RSS, so the" \
+    "plan is checked against the release build's RSS only"
+  exit 77 ;;
+esac
 [ -x /usr/bin/time ] || { echo "SKIP: /usr/bin/time (GNU time) is not installed"; exit 77; }
 /usr/bin/time -v "$SF_BINARY" benchmark -c "$CFG" "${COMMON[@]}" "${SMALL[@]}" --set "base_run_dir=$T/r" \
   --set problem_scale="$PS" --set unet_bottleneck_dim=3 --set unet_base_channels=64 --set group_norm_groups=8 \
