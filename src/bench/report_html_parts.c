@@ -172,9 +172,10 @@ static void sched_cell(FILE *f, const sf_report *r, const sf_group *g)
   fputs("<td>", f);
   if (g->train.n > 0 && isfinite(g->train.mean)) fprintf(f, "%.3f samples/s", g->train.mean);
   else fprintf(f, "<span class=\"FAIL\">failed (%ld/%ld)</span>", g->failures, g->n);
-  if (g->bound_rate.n > 0 && g->train.n > 0 && isfinite(g->train.mean))
-    fprintf(f, "<br>%.0f%% of bound", 100.0 * g->train.mean / g->bound_rate.mean);
-  else fputs("<br>bound n/a", f);
+  double pct = sf_sched_bound_pct(g);
+  if (!isfinite(pct)) fputs("<br>bound n/a", f);
+  else if (pct > 100) fprintf(f, "<br><span class=\"FAIL\" title=\"%s\">%.0f%% of bound: not a bound here</span>", SF_SCHED_BOUND_NOTE, pct);
+  else fprintf(f, "<br>%.0f%% of bound", pct);
   double b = sf_sched_matrix_base(r, g);
   if (isfinite(b)) fprintf(f, "<br>baseline %.3f samples/s", b);
   fputs("</td>", f);

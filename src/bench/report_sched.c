@@ -87,7 +87,14 @@ void sf_sched_matrix_free(sf_sched_matrix *m)
   memset(m, 0, sizeof *m);
 }
 
-/* One cell: "12.345 (67%)" or "12.345 (-)" without a bound, "FAIL 1/1", "-" when absent; with a
+double sf_sched_bound_pct(const sf_group *g)
+{
+  if (!g || g->bound_rate.n <= 0 || g->train.n <= 0 || !isfinite(g->train.mean) || !(g->bound_rate.mean > 0))
+    return NAN;
+  return 100.0 * g->train.mean / g->bound_rate.mean;
+}
+
+/* One cell: "12.345 (67%)", "12.345 (119%!)" above the bound (SF_SCHED_BOUND_NOTE) or "12.345 (-)" without a bound, "FAIL 1/1", "-" when absent; with a
  * baseline " / 10.000". */
 static void cell_text(char *buf, size_t n, const sf_report *r, const sf_group *g)
 {
@@ -98,7 +105,8 @@ static void cell_text(char *buf, size_t n, const sf_report *r, const sf_group *g
   size_t k = 0;
   if (g->train.n > 0 && isfinite(g->train.mean)) {
     k = (size_t)snprintf(buf, n, "%.3f", g->train.mean);
-    if (g->bound_rate.n > 0) k += (size_t)snprintf(buf + k, n - k, " (%.0f%%)", 100.0 * g->train.mean / g->bound_rate.mean);
+    double pct = sf_sched_bound_pct(g);
+    if (isfinite(pct)) k += (size_t)snprintf(buf + k, n - k, pct > 100 ? " (%.0f%%!)" : " (%.0f%%)", pct);
     else k += (size_t)snprintf(buf + k, n - k, " (-)");
   } else {
     k = (size_t)snprintf(buf, n, "FAIL %ld/%ld", g->failures, g->n);
@@ -118,13 +126,17 @@ void sf_report_print_schedulers(const sf_report *r, const sf_summary *s, FILE *o
   fprintf(out, "%-*s", w0, "scheduler");
   for (int c = 0; c < m.nc; c++) fprintf(out, "  %*s", w, m.cols[c]);
   fputc('\n', out);
+  int above = 0;
   for (int i = 0; i < m.nr; i++) {
     fprintf(out, "%-*s", w0, m.rows[i]);
     for (int c = 0; c < m.nc; c++) {
-      cell_text(buf, sizeof buf, r, sf_sched_matrix_cell(&m, s, i, c));
+      const sf_group *g = sf_sched_matrix_cell(&m, s, i, c);
+      above += sf_sched_bound_pct(g) > 100;
+      cell_text(buf, sizeof buf, r, g);
       fprintf(out, "  %*s", w, buf);
     }
     fputc('\n', out);
   }
+  if (above) fprintf(out, "!: %d cell%s %s\n", above, above == 1 ? "" : "s", SF_SCHED_BOUND_NOTE);
   sf_sched_matrix_free(&m);
 }

@@ -52,6 +52,10 @@ int sf_bound_report(const char *dir, int area_steps, double area_s, double area_
   else if (d)
     printf("bound: deps window: 1 step measured %.4f s; %ld of %ld tasks have no calibrated estimate: no "
            "dependency-aware bound; %s; %s\n", deps_s, d->nuncal, d->ntasks, lp, dag);
+  if ((area_b > 0 && area_s < area_b) || (d && deps_b > 0 && deps_s < deps_b))
+    printf("bound: warning: a measured time is below its lower bound, so the perfmodels behind it describe other "
+           "conditions (calibrated under another load, or stale): that bound is not valid for this run; recalibrate "
+           "on a quiet machine (scripts/calibrate, docs/scheduling.md)\n");
 
   char *path = sf_path_join(dir, "bound.json");
   sf_atomic_file a;

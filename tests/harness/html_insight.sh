@@ -11,6 +11,7 @@ D=$T/res
 fake_run "$D" schedulers.eager__cpu2__ps5b16 0.0 '{"job": {}}' --fake-rate 50 --fake-bound 100 --max-count 500
 fake_run "$D" schedulers.dmda__cpu2__ps5b16 0.0 '{"job": {}}' --fake-rate 80 --fake-bound 100 --max-count 800
 fake_run "$D" schedulers.dmda__cpu1_ocl1__ps5b16 0.0 '{"job": {}}' --fake-rate 30 --max-count 300
+fake_run "$D" schedulers.ws__cpu2__ps5b16 0.0 '{"job": {}}' --fake-rate 120 --fake-bound 100 --max-count 1200
 fake_run "$D" schedulers.my-sched__cpu2__ps5b16 0.0 '{"job": {}}' --fake-rate 10 --fake-bound 40 --max-count 100
 PR='"partition_scheme": {"type": "progression"}'
 fake_run "$D" p.scale 0.0 "{\"job\": {$PR}, \"devices\": [0]}" --fake-rate 10 --max-count 100
@@ -42,6 +43,7 @@ check "matrix columns are the mixes" bash -c "grep -q '<th>cpu1_ocl1__ps5b16</th
 check "known schedulers first, in order" bash -c "grep -o '<th class=\"name\">[a-z-]*</th>' '$H' | tr '\n' ' ' | grep -q 'eager.*dmda.*my-sched'"
 check "eager: 50 samples/s, 50% of bound, baseline 40" contains "$H" '<td>50.000 samples/s<br>50% of bound<br>baseline 40.000 samples/s</td>'
 check "dmda: 80% of bound" contains "$H" '<td>80.000 samples/s<br>80% of bound</td>'
+check "ws: above its bound, flagged" contains "$H" '120% of bound: not a bound here</span>'
 check "no bound: n/a" contains "$H" '<td>30.000 samples/s<br>bound n/a</td>'
 check "missing cell" contains "$H" '<td>-</td>'
 for tag in table tr svg h2 h3 title; do
@@ -56,6 +58,8 @@ done
 check "text: matrix heading" contains "$T/text" "Schedulers x worker mixes: steady samples/s (% of the samples/s the lower bound allows, bound: 1) / baseline samples/s"
 check "text: eager row" grep -qE '^eager +- +50\.000 \(50%\) / 40\.000$' "$T/text"
 check "text: dmda row" grep -qE '^dmda +30\.000 \(-\) / - +80\.000 \(80%\) / -$' "$T/text"
+check "text: ws row flagged" grep -qE '^ws +- +120\.000 \(120%!\) / -$' "$T/text"
+check "text: footnote for the flagged cell" grep -q '^!: 1 cell measured faster than the lower bound' "$T/text"
 check "text: unknown scheduler last" bash -c "grep -A4 '^scheduler ' '$T/text' | tail -1 | grep -q '^my-sched '"
 # a summary keeps the machine record and the bound
 "$SCAFFOLD" summary "$D" -o "$T/s.json" > /dev/null 2>&1

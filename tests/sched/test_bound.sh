@@ -35,6 +35,8 @@ grep -qE '^bound: area window: 2 step\(s\) measured [0-9.]+ s, area bound [0-9.]
   die "no area bound line: $(grep '^bound:' "$T/log")"
 grep -qE '^bound: deps window: 1 step measured [0-9.]+ s, critical path [0-9.]+ s, work / workers [0-9.]+ s, dependency-aware bound' "$T/log" ||
   die "no dependency-aware bound line: $(grep '^bound:' "$T/log")"
+grep -q '^bound: warning: a measured time is below its lower bound' "$T/log" &&
+  die "the stale-model warning was printed for bounds below the measured times: $(grep '^bound:' "$T/log")"
 am=$(jget "$B/bound.json" area.measured_s) ab=$(jget "$B/bound.json" area.bound_s)
 dm=$(jget "$B/bound.json" deps.measured_s) db=$(jget "$B/bound.json" deps.bound_s)
 cp=$(jget "$B/bound.json" deps.critical_path_s) nt=$(jget "$B/bound.json" deps.tasks)
