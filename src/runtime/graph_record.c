@@ -216,7 +216,7 @@ void sf_graph_record_task(const struct starpu_codelet *cl, int prio, double flop
     t->acc[i].mode = (int)d[i].mode;
     access_handle(&R.h[t->acc[i].handle], id, (int)d[i].mode, &t->preds);
   }
-  qsort(t->preds.v, (size_t)t->preds.n, sizeof(long), cmp_long);
+  if (t->preds.n > 1) qsort(t->preds.v, (size_t)t->preds.n, sizeof(long), cmp_long);
 }
 
 int sf_graph_record_view(long i, sf_graph_task_view *v)

@@ -111,6 +111,7 @@ int main(void)
 
   /* problem_scale 11, base 64: 2048^3 x 64 channels x 4 bytes is 2 TiB per tensor */
   SF_CHECK(sf_unet_build(&u, 11, 3, 64, 6, 8, err, sizeof err) == 0, "unet ps 11: %s", err);
+  sf_config_free(&c);
   sf_config_init(&c);
   plan(&u, &c, 1, 2, &m);
   printf("ps 11 base 64: %.1f TiB per rank\n", m.total / (MIB * MIB));
