@@ -50,9 +50,6 @@ static int dims_234(const void *p)
   {#n, SF_KT_STRING, F(n), g, .def_s = (d), .ok = chk, .allowed = al, .flag = fl, .help = h}
 #define KEY_INT3(n, g, a, b, c, chk, al, fl, h) \
   {#n, SF_KT_INT3, F(n), g, .def_i3 = {a, b, c}, .ok = chk, .allowed = al, .flag = fl, .help = h}
-/* A flag upstream documents but we do not implement yet: only its default is accepted. */
-#define KEY_NOT_YET(n, g, d, what, al, h) \
-  {#n, SF_KT_BOOL, F(n), g, .def_i = (d), .allowed = al, .help = h, .not_yet = what}
 
 #define EXT SF_KG_EXTERNAL
 #define PRB SF_KG_PROBLEM
