@@ -24,9 +24,9 @@
  * depends on the problem only), `optimizer` (a name of
  * src/train/optimizers.c's table), `local_batch_size` (the largest batch a
  * step takes: per-sample loss sums and GroupNorm gradient copies are allocated for it),
- * `activation_checkpointing` (1 = a level's encoder and decoder blocks share three activation
- * tensors; the encoder block's are recomputed by tasks before its backward; bitwise the same
- * results). scaffold/memory_plan.h estimates what sf_graph_create allocates. */
+ * `activation_checkpointing` (1 = a level's encoder and decoder blocks keep their tensors in two
+ * buffers and the level's two gradient buffers; the backward recomputes by tasks what it needs
+ * from the concat or max-pool output the forward kept; bitwise the same results). scaffold/memory_plan.h estimates what sf_graph_create allocates. */
 #ifndef SF_GRAPH_H
 #define SF_GRAPH_H
 

@@ -37,8 +37,8 @@ typedef struct {
   int slabs;            /* the depth slabs the graph will use */
   double activations;   /* forward tensors: input, labels, every block's four tensors, pools, concats,
                          * logits (this rank's slabs); activation_checkpointing: a level's two blocks
-                         * share three of their four tensors (and the skip gradient lives in the
-                         * encoder block's output) */
+                         * keep their tensors in two buffers and the level's gradient buffers (the
+                         * skip gradient in one of the two) */
   double act_grads;     /* activation-gradient tensors (two rotating buffers per level, the pools',
                          * skips' and logits' gradients) */
   double halo;          /* halo planes at shard boundaries (spatial_ranks > 1) */

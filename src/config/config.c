@@ -312,8 +312,6 @@ void sf_config_set_raw(sf_config *c, int k, const sf_raw *v, const sf_src *src)
     }
   }
   if (key->ok && !key->ok(tmp)) value_die(src, k, v, "out of range: expected %s", key->allowed);
-  if (key->not_yet && li != key->def_i)
-    value_die(src, k, v, "%s is not implemented yet: expected %ld", key->not_yet, key->def_i);
   /* Derived keys read from a file (our own config.yaml) are checked for type, then recomputed. */
   if (key->group == SF_KG_DERIVED) return;
 

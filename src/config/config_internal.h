@@ -37,9 +37,6 @@ typedef struct {
   const char *allowed; /* what ok() accepts, phrased to follow "expected " and for the docs */
   const char *flag;    /* upstream-style CLI flag that sets it ("--problem-scale"), or NULL */
   const char *help;    /* one line: meaning */
-  /* INT/BOOL keys that upstream documents but we do not implement yet: what a value other than the
-   * default would do; such a value is refused as "not implemented yet". NULL for every other key. */
-  const char *not_yet;
 } sf_key;
 
 extern const sf_key sf_keys[];

@@ -54,9 +54,6 @@ static int dims_234(const void *p)
   {#n, SF_KT_STRING, F(n), g, .def_s = (d), .ok = chk, .allowed = al, .flag = fl, .help = h}
 #define KEY_INT3(n, g, a, b, c, chk, al, fl, h) \
   {#n, SF_KT_INT3, F(n), g, .def_i3 = {a, b, c}, .ok = chk, .allowed = al, .flag = fl, .help = h}
-/* A flag upstream documents but we do not implement yet: only its default is accepted. */
-#define KEY_NOT_YET(n, g, d, what, al, h) \
-  {#n, SF_KT_BOOL, F(n), g, .def_i = (d), .allowed = al, .help = h, .not_yet = what}
 
 #define EXT SF_KG_EXTERNAL
 #define PRB SF_KG_PROBLEM
@@ -138,9 +135,10 @@ const sf_key sf_keys[] = {
   KEY_INT(warmup_batches, DEV, 64, ge0, ">= 0", "--warmup-batches",
           "Warm-up steps per rank, rolled back afterwards."),
   KEY_BOOL(activation_checkpointing, DEV, 0, NULL, "0/1, true/false, yes/no", NULL,
-           "1: the encoder and decoder blocks of a level share three of their four activation tensors and the "
-           "encoder block's are recomputed (as tasks) before its backward: less memory, about one more encoder "
-           "pass of compute per step, bitwise the same training."),
+           "1: the encoder and decoder blocks of a level keep their activations in two buffers and the level's "
+           "two gradient buffers, and the backward recomputes (as tasks) what it needs from the concatenation or "
+           "max-pool output the forward kept: less memory, about one more forward pass of compute per step, "
+           "bitwise the same training."),
   KEY_FLT(ce_weight_sample_fraction, DEV, 0.1, half_open_0_1, "in (0, 1]", NULL,
           "Fraction of training masks used to estimate the CE class weights."),
   KEY_BOOL(dataset_reuse_enforce_commit_id, DEV, 0, NULL, "0/1, true/false, yes/no", NULL,

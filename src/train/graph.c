@@ -107,10 +107,11 @@ static void gn_free(const sf_graph *g, gn_layer *n)
   n->mem = NULL;
 }
 
-/* A DoubleConv block; fmt/k name its parameters (model.h), tag names its tensors. With share, its
- * pre_a, act_a and pre_b are share's (activation_checkpointing). */
+/* A DoubleConv block; fmt/k name its parameters (model.h), tag names its tensors. With
+ * activation_checkpointing its four tensors live in its level's buffers (graph_internal.h): pre_a
+ * and pre_b in A, act_a in Y (the level's second gradient buffer), out in B. */
 static void block_init(sf_graph *g, dconv_block *b, const char *tag, int level, int cin, int cout, const char *fmt,
-                       int k, const dconv_block *share)
+                       int k)
 {
   char n[48];
   b->level = level;
@@ -120,18 +121,19 @@ static void block_init(sf_graph *g, dconv_block *b, const char *tag, int level, 
   b->w_b = param(g, fmt, k, ".double_conv.3.weight");
   gn_init(g, &b->gn_a, level, cout, param(g, fmt, k, ".double_conv.1.weight"), param(g, fmt, k, ".double_conv.1.bias"));
   gn_init(g, &b->gn_b, level, cout, param(g, fmt, k, ".double_conv.4.weight"), param(g, fmt, k, ".double_conv.4.bias"));
-  if (share) {
-    sf_tensor_alias(&b->pre_a, &share->pre_a);
-    sf_tensor_alias(&b->act_a, &share->act_a);
-    sf_tensor_alias(&b->pre_b, &share->pre_b);
-  } else {
-    snprintf(n, sizeof n, "%s.pre_a", tag);
-    act(g, &b->pre_a, n, level, cout);
-    snprintf(n, sizeof n, "%s.act_a", tag);
-    act(g, &b->act_a, n, level, cout);
-    snprintf(n, sizeof n, "%s.pre_b", tag);
-    act(g, &b->pre_b, n, level, cout);
+  if (g->checkpointing) {
+    sf_tensor_alias(&b->pre_a, &g->ck_a[level]);
+    sf_tensor_alias(&b->act_a, &g->g_pre_b[level]);
+    sf_tensor_alias(&b->pre_b, &g->ck_a[level]);
+    sf_tensor_alias(&b->out, &g->ck_b[level]);
+    return;
   }
+  snprintf(n, sizeof n, "%s.pre_a", tag);
+  act(g, &b->pre_a, n, level, cout);
+  snprintf(n, sizeof n, "%s.act_a", tag);
+  act(g, &b->act_a, n, level, cout);
+  snprintf(n, sizeof n, "%s.pre_b", tag);
+  act(g, &b->pre_b, n, level, cout);
   snprintf(n, sizeof n, "%s.out", tag);
   act(g, &b->out, n, level, cout);
 }
@@ -507,34 +509,6 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
   act(g, &g->g_logits, "g.logits", 0, g->K);
 
   char tag[48];
-  block_init(g, &g->enc[0], "inc", 0, g->cin0, ch[0], "inc", 0, NULL);
-  for (int i = 1; i <= L; i++) {
-    snprintf(tag, sizeof tag, "down%d", i);
-    block_init(g, &g->enc[i], tag, i, ch[i - 1], ch[i], "down%d.maxpool_conv.1", i, NULL);
-    snprintf(tag, sizeof tag, "down%d.pool", i);
-    act(g, &g->pool[i], tag, i, ch[i - 1]);
-    snprintf(tag, sizeof tag, "down%d.argmax", i);
-    tens(g, &g->pidx[i], tag, i, ch[i - 1], 1, 0);
-    snprintf(tag, sizeof tag, "g.down%d.pool", i);
-    act(g, &g->g_pool[i], tag, i, ch[i - 1]);
-  }
-  for (int i = 0; i < L; i++) { /* dec[i]: the Up numbered L-i (up1 is the deepest) */
-    int k = L - i;
-    snprintf(tag, sizeof tag, "up%d", k);
-    block_init(g, &g->dec[i], tag, i, ch[i + 1], ch[i], "up%d.conv", k, g->checkpointing ? &g->enc[i] : NULL);
-    g->up_w[i] = param(g, "up%d", k, ".up.weight");
-    g->up_b[i] = param(g, "up%d", k, ".up.bias");
-    snprintf(tag, sizeof tag, "up%d.cat", k);
-    act(g, &g->cat[i], tag, i, 2 * ch[i]);
-    snprintf(tag, sizeof tag, "g.up%d.skip", k);
-    if (g->checkpointing) /* enc[i].out is dead from the concat to its block's recompute, which rewrites it */
-      sf_tensor_alias(&g->g_skip[i], &g->enc[i].out);
-    else
-      act(g, &g->g_skip[i], tag, i, ch[i]);
-  }
-  g->out_w = sf_unet_find_param(u, "outc.conv.weight");
-  g->out_b = sf_unet_find_param(u, "outc.conv.bias");
-  SF_ASSERT(g->out_w >= 0 && g->out_b >= 0);
   /* Activation gradients of a level rotate through two buffers (X = g_out, Y = g_pre_b), the
    * liveness of a DoubleConv backward: g_out -> g_pre_b -> g_act_a (X again: g_out is dead once the
    * GroupNorm backward has read it) -> g_pre_a (Y: dead once conv b's dX and dW have read it). The
@@ -549,7 +523,40 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
     act(g, &g->g_pre_b[i], tag, i, ch[i]);
     sf_tensor_alias(&g->g_act_a[i], &g->g_out[i]);
     sf_tensor_alias(&g->g_pre_a[i], &g->g_pre_b[i]);
+    if (!g->checkpointing) continue;
+    snprintf(tag, sizeof tag, "L%d.A", i);
+    act(g, &g->ck_a[i], tag, i, ch[i]);
+    snprintf(tag, sizeof tag, "L%d.B", i);
+    act(g, &g->ck_b[i], tag, i, ch[i]);
   }
+  block_init(g, &g->enc[0], "inc", 0, g->cin0, ch[0], "inc", 0);
+  for (int i = 1; i <= L; i++) {
+    snprintf(tag, sizeof tag, "down%d", i);
+    block_init(g, &g->enc[i], tag, i, ch[i - 1], ch[i], "down%d.maxpool_conv.1", i);
+    snprintf(tag, sizeof tag, "down%d.pool", i);
+    act(g, &g->pool[i], tag, i, ch[i - 1]);
+    snprintf(tag, sizeof tag, "down%d.argmax", i);
+    tens(g, &g->pidx[i], tag, i, ch[i - 1], 1, 0);
+    snprintf(tag, sizeof tag, "g.down%d.pool", i);
+    act(g, &g->g_pool[i], tag, i, ch[i - 1]);
+  }
+  for (int i = 0; i < L; i++) { /* dec[i]: the Up numbered L-i (up1 is the deepest) */
+    int k = L - i;
+    snprintf(tag, sizeof tag, "up%d", k);
+    block_init(g, &g->dec[i], tag, i, ch[i + 1], ch[i], "up%d.conv", k);
+    g->up_w[i] = param(g, "up%d", k, ".up.weight");
+    g->up_b[i] = param(g, "up%d", k, ".up.bias");
+    snprintf(tag, sizeof tag, "up%d.cat", k);
+    act(g, &g->cat[i], tag, i, 2 * ch[i]);
+    snprintf(tag, sizeof tag, "g.up%d.skip", k);
+    if (g->checkpointing) /* B: enc[i].out is dead from the concat to its block's recompute, which rewrites it */
+      sf_tensor_alias(&g->g_skip[i], &g->ck_b[i]);
+    else
+      act(g, &g->g_skip[i], tag, i, ch[i]);
+  }
+  g->out_w = sf_unet_find_param(u, "outc.conv.weight");
+  g->out_b = sf_unet_find_param(u, "outc.conv.bias");
+  SF_ASSERT(g->out_w >= 0 && g->out_b >= 0);
   for (int i = 0; i < L; i++) {
     sf_tensor_alias(&g->g_cat[i], &g->cat[i]); /* in place: graph_backward.c conv3_backward */
     sf_tensor_alias(&g->g_up[i], &g->g_out[i]);
@@ -577,6 +584,8 @@ void sf_graph_destroy(sf_graph *g)
     sf_tensor_destroy(&g->g_pre_b[i]);
     sf_tensor_destroy(&g->g_act_a[i]);
     sf_tensor_destroy(&g->g_pre_a[i]);
+    sf_tensor_destroy(&g->ck_a[i]);
+    sf_tensor_destroy(&g->ck_b[i]);
   }
   for (int i = 0; i < g->L; i++) {
     block_free(g, &g->dec[i]);

@@ -113,6 +113,29 @@ static void double_conv_backward(sf_graph *g, dconv_block *b, sf_tensor *x, sf_t
   conv3_backward(g, dx, &g->g_pre_a[l], x, b->w_a, b->cin, b->cout);
 }
 
+/* activation_checkpointing: the backward of block b at level l (input x, dx or NULL) with the
+ * level's four buffers X = g_out (holding dy), Y, A, B (graph.c). A decoder block finds pre_b in A
+ * and out in B from its forward; an encoder block recomputes them first (out only below the
+ * bottleneck, where B held the skip gradient; the bottleneck's out is still in B). After GroupNorm
+ * b's backward (dy in X -> Y) only Y stays live, so pre_a and act_a are recomputed into A and B from
+ * x, the concat or max-pool output the forward kept. Spatial runs: act_a's boundary planes are
+ * exchanged for conv b's weight gradient, as the forward's conv b did. */
+static void ckpt_double_conv_backward(sf_graph *g, dconv_block *b, sf_tensor *x, sf_tensor *dx, int encoder)
+{
+  const int l = b->level;
+  sf_tensor *X = &g->g_out[l], *Y = &g->g_pre_b[l], *A = &g->ck_a[l], *B = &g->ck_b[l];
+  if (encoder) {
+    sf_graph_recompute_a(g, b, x, A, Y);
+    sf_graph_recompute_b(g, b, Y, A, l < g->L ? B : NULL);
+  }
+  gn_relu_backward(g, Y, X, B, A, &b->gn_b);
+  sf_graph_recompute_a(g, b, x, A, B);
+  sf_halo_exchange(B);
+  conv3_backward(g, X, Y, B, b->w_b, b->cout, b->cout);
+  gn_relu_backward(g, Y, X, B, A, &b->gn_a);
+  conv3_backward(g, dx, Y, x, b->w_a, b->cin, b->cout);
+}
+
 /* Before the batch's first sample: the tap blocks of split gradients replace them, and the
  * gradients that tasks accumulate into (RW|COMMUTE) start at zero. */
 static void begin_gradients(sf_graph *g)
@@ -176,7 +199,10 @@ void sf_graph_submit_backward(sf_graph *g, int b, int B)
   }
   for (int i = 0; i < L; i++) { /* decoder, shallowest first */
     sf_tensor *deep = i + 1 == L ? &g->enc[L].out : &g->dec[i + 1].out;
-    double_conv_backward(g, &g->dec[i], &g->cat[i], &g->g_cat[i]);
+    if (g->checkpointing)
+      ckpt_double_conv_backward(g, &g->dec[i], &g->cat[i], &g->g_cat[i], 0);
+    else
+      double_conv_backward(g, &g->dec[i], &g->cat[i], &g->g_cat[i]);
     for (int k = 0; k < S; k++) {
       insert_task_concat_backward(CRIT, g->g_skip[i].slab[k], g->g_up[i].slab[k], g->g_cat[i].slab[k], ch[i], ch[i]);
       insert_task_upconv3d_backward_data(CRIT, g->g_out[i + 1].slab[k], g->g_up[i].slab[k], PARAM(g->up_w[i]),
@@ -186,8 +212,10 @@ void sf_graph_submit_backward(sf_graph *g, int b, int B)
     }
   }
   for (int i = L; i >= 0; i--) { /* encoder, deepest first */
-    if (g->checkpointing && i < L) sf_graph_submit_recompute(g, i); /* the decoder block used the buffers since */
-    double_conv_backward(g, &g->enc[i], i ? &g->pool[i] : &g->in, i ? &g->g_pool[i] : NULL);
+    if (g->checkpointing)
+      ckpt_double_conv_backward(g, &g->enc[i], i ? &g->pool[i] : &g->in, i ? &g->g_pool[i] : NULL, 1);
+    else
+      double_conv_backward(g, &g->enc[i], i ? &g->pool[i] : &g->in, i ? &g->g_pool[i] : NULL);
     if (i > 0)
       for (int k = 0; k < S; k++)
         insert_task_maxpool3d_backward(CRIT, g->g_out[i - 1].slab[k], g->g_pool[i].slab[k], g->pidx[i].slab[k],

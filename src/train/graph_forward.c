@@ -3,10 +3,8 @@
  * a GroupNorm is stats per slab -> one fixed-order reduction -> normalize(+ReLU) per slab. In a
  * spatial run the same list runs on every shard; the conv inputs' boundary planes are copied first
  * (sf_halo_exchange), and StarPU-MPI moves planes and partial sums between shards. With
- * activation_checkpointing the encoder block of a level (but the bottleneck) shares pre_a, act_a
- * and pre_b with the decoder block of that level, and its output's memory holds the skip
- * gradient once the concat has read it, so the backward recomputes all four (two convs and two
- * GroupNorm applies; the statistics are the block's own, kept) before the encoder block's backward. */
+ * activation_checkpointing the blocks of a level write into the level's four shared buffers
+ * (graph.c), and graph_backward.c recomputes what they overwrote with the two helpers here. */
 #include "graph_internal.h"
 #include "scaffold/model.h"
 
@@ -46,14 +44,16 @@ static void double_conv(sf_graph *g, dconv_block *b, sf_tensor *x)
   gn_relu(g, &b->out, &b->pre_b, &b->gn_b);
 }
 
-void sf_graph_submit_recompute(sf_graph *g, int i)
+void sf_graph_recompute_a(sf_graph *g, dconv_block *b, sf_tensor *x, sf_tensor *pre_a, sf_tensor *act_a)
 {
-  dconv_block *b = &g->enc[i];
-  sf_tensor *x = i ? &g->pool[i] : &g->in;
-  conv3(g, &b->pre_a, x, b->w_a, b->cin, b->cout);
-  gn_relu_apply(g, &b->act_a, &b->pre_a, &b->gn_a);
-  conv3(g, &b->pre_b, &b->act_a, b->w_b, b->cout, b->cout);
-  if (i < g->L) gn_relu_apply(g, &b->out, &b->pre_b, &b->gn_b); /* its memory held the skip gradient */
+  conv3(g, pre_a, x, b->w_a, b->cin, b->cout);
+  gn_relu_apply(g, act_a, pre_a, &b->gn_a);
+}
+
+void sf_graph_recompute_b(sf_graph *g, dconv_block *b, sf_tensor *act_a, sf_tensor *pre_b, sf_tensor *out)
+{
+  conv3(g, pre_b, act_a, b->w_b, b->cout, b->cout);
+  if (out) gn_relu_apply(g, out, pre_b, &b->gn_b);
 }
 
 void sf_graph_submit_forward(sf_graph *g)

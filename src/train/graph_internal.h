@@ -35,9 +35,12 @@ struct sf_graph {
   const sf_unet *u;
   int L, S, K, G, cin0;         /* levels, slabs, classes, GN groups, input channels */
   int deterministic;            /* more_determinism: per-slab partials for every weight gradient */
-  int checkpointing;            /* activation_checkpointing: enc[i] and dec[i] (i < L) share pre_a, act_a,
-                                 * pre_b, and g_skip[i] is enc[i].out; the encoder block's four tensors
-                                 * are recomputed before its backward */
+  int checkpointing;            /* activation_checkpointing: each level keeps four buffers, X = g_out and
+                                 * Y = g_pre_b (the gradients' two) and A, B (ck_a, ck_b); both blocks of
+                                 * the level put pre_a and pre_b in A, act_a in Y and out in B, and
+                                 * g_skip[i] is B. The backward recomputes what it reads and no longer
+                                 * holds (graph_backward.c); only the concat, max-pool outputs and block
+                                 * outputs stay from the forward */
   int d0[SF_MAX_LEVELS + 1][SF_MAX_SLABS + 1]; /* slab boundaries per level */
 
   /* ---- activations ---- */
@@ -55,6 +58,7 @@ struct sf_graph {
   sf_tensor g_cat[SF_MAX_LEVELS], g_skip[SF_MAX_LEVELS], g_up[SF_MAX_LEVELS];
   sf_tensor g_pool[SF_MAX_LEVELS + 1];
   sf_tensor g_logits;
+  sf_tensor ck_a[SF_MAX_LEVELS + 1], ck_b[SF_MAX_LEVELS + 1]; /* activation_checkpointing: A and B */
 
   /* ---- loss, Dice, class weights ---- */
   int bmax;                          /* the largest batch a step takes (config local_batch_size) */
@@ -117,10 +121,12 @@ struct sf_graph {
 
 /* graph_forward.c: forward of the whole network from g->in to g->logits. */
 void sf_graph_submit_forward(sf_graph *g);
-/* graph_forward.c, activation_checkpointing: encoder block i's pre_a, act_a, pre_b (and below the
- * bottleneck out) again, from its input and the GroupNorm statistics its forward kept (bitwise the
- * values of the forward). */
-void sf_graph_submit_recompute(sf_graph *g, int i);
+/* graph_forward.c, activation_checkpointing: the parts of block b's forward that the backward
+ * recomputes, with the GroupNorm statistics the forward kept (so bitwise the forward's values):
+ * pre_a = conv a(x), act_a = ReLU(GN a(pre_a)); pre_b = conv b(act_a), and when out is not NULL
+ * out = ReLU(GN b(pre_b)). */
+void sf_graph_recompute_a(sf_graph *g, dconv_block *b, sf_tensor *x, sf_tensor *pre_a, sf_tensor *act_a);
+void sf_graph_recompute_b(sf_graph *g, dconv_block *b, sf_tensor *act_a, sf_tensor *pre_b, sf_tensor *out);
 /* graph_backward.c: the loss partials and their reduction into the loss sums of sample b of the
  * batch; the loss backward and the backward of the network for sample b of a batch of B, adding
  * into the batch's gradients (the first sample starts them, the last one completes them); then

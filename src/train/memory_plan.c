@@ -68,7 +68,9 @@ static void plan_tensors(const sf_unet *u, int S, int T, int ckpt, sf_memplan *m
   tensor(&a, act, 0, K, 4, 1);              /* logits */
   tensor(&a, grad, 0, K, 4, 1);             /* their gradient */
   for (int i = 0; i <= L; i++) {
-    tensor(&a, act, i, 4 * ch[i], 4, 1); /* encoder block: pre_a, act_a, pre_b, out */
+    /* encoder block: pre_a, act_a, pre_b, out; activation_checkpointing: the level's A and B buffers,
+     * which with the gradients' two hold every block tensor of the level */
+    tensor(&a, act, i, (ckpt ? 2 : 4) * ch[i], 4, 1);
     tensor(&a, grad, i, 2 * ch[i], 4, 1); /* the level's two rotating gradient buffers */
     if (i >= 1) {
       tensor(&a, act, i, ch[i - 1], 4, 1);  /* max-pool output */
@@ -76,10 +78,9 @@ static void plan_tensors(const sf_unet *u, int S, int T, int ckpt, sf_memplan *m
       tensor(&a, grad, i, ch[i - 1], 4, 1); /* its gradient */
     }
     if (i < L) {
-      /* decoder block; with activation_checkpointing its pre_a, act_a, pre_b are the encoder's */
-      tensor(&a, act, i, (ckpt ? 1 : 4) * ch[i], 4, 1);
+      if (!ckpt) tensor(&a, act, i, 4 * ch[i], 4, 1); /* decoder block */
       tensor(&a, act, i, 2 * ch[i], 4, 1); /* concat (its gradient overwrites it) */
-      if (!ckpt) tensor(&a, grad, i, ch[i], 4, 1); /* skip gradient (checkpointing: in enc[i].out) */
+      if (!ckpt) tensor(&a, grad, i, ch[i], 4, 1); /* skip gradient (checkpointing: in B) */
     }
   }
 }

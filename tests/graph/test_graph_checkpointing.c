@@ -1,8 +1,10 @@
-/* activation_checkpointing: 1 (the encoder block of each level shares pre_a, act_a and pre_b with the
- * decoder block of that level and recomputes them before its backward) must give bitwise the
- * training of the run without it: losses, gradients, parameters and Adam moments after each of 3
- * steps, for single samples under more_determinism (2 workers, eager and lws) and for batches of 2
- * and 3 (2 workers, lws), at ps 5 (two U-Net levels, so two levels recompute). */
+/* activation_checkpointing: 1 (each level keeps its blocks' tensors in two buffers and its two
+ * gradient buffers; the backward recomputes pre_a, act_a, pre_b and out from the concat or max-pool
+ * output, graph_backward.c) must give bitwise the training of the run without it: losses,
+ * gradients, parameters and Adam moments after each of 3 steps, for single samples under
+ * more_determinism (2 workers, eager and lws) and for batches of 2 and 3 (2 workers, lws), at ps 5
+ * (two U-Net levels, so decoder, encoder and bottleneck blocks all recompute). Leaving out any
+ * recompute fails it (checked by removing the act_a recompute after GroupNorm b's backward). */
 #include <stdio.h>
 
 #include "graph_compare.h"

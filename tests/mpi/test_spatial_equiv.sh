@@ -2,7 +2,8 @@
 # Spatial decomposition: 2 ranks sharing every volume (spatial_ranks 2, depth slabs split between
 # them, halo planes, GroupNorm statistics, loss and Dice sums through StarPU-MPI) equal 1 untiled
 # rank (slabs 1): parameters after 2 steps within 1e-5 relative, both with 2 and with 4 slabs (2
-# per rank: halos inside a rank and across ranks), and with more_determinism's per-slab partials;
+# per rank: halos inside a rank and across ranks), with more_determinism's per-slab partials, and
+# with activation_checkpointing (recomputed act_a's halo planes exchanged again for conv b's dW);
 # and with local_batch_size 2 (the batch's pooled CE weight sum and per-sample GroupNorm gradients
 # through StarPU-MPI), against 1 untiled rank with the same batch.
 # With 2 slabs, the bytes StarPU-MPI moved (STARPU_COMM_STATS) must equal what comm_volume
@@ -15,7 +16,7 @@ CK=(--set checkpoint_interval=1 --max-count 2)
 
 out1=$(bench1 "${SMALL[@]}" "${CK[@]}" --set slabs=1 --set base_run_dir="$T/one" 2>&1) || die "1-rank run exited with $?: $out1"
 R1=$(run_dir_of "$T/one")
-for variant in "slabs=2" "slabs=4" "more_determinism=1"; do
+for variant in "slabs=2" "slabs=4" "more_determinism=1" "activation_checkpointing=1"; do
   d="$T/sp-${variant%%=*}-${variant##*=}"
   out2=$(SF_CHECK_REPLICAS=1 STARPU_COMM_STATS=1 benchn 2 "${SMALL[@]}" "${CK[@]}" --set spatial_ranks=2 \
     --set "$variant" --set base_run_dir="$d" 2>&1)
