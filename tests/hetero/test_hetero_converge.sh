@@ -7,6 +7,11 @@
 # STARPU_HOME makes dmda calibrate by placing convs on PoCL's slow direct-loop kernels, and the run
 # takes minutes.
 source "$(dirname "$0")/lib.sh"
+case "${SF_SANITIZED:-OFF}" in ON | 1 | TRUE | YES | on | true)
+  echo "SKIP: sanitizer build: this multi-epoch convergence run checks training quality, which the normal" \
+    "suite checks; its code paths run under ASan in the shorter tests (hetero_mix, hetero_step, hetero_trace)"
+  exit 77 ;;
+esac
 LIMIT=${HETERO_CONVERGE_LIMIT_S:-$((180 * ${SF_TEST_SLOWDOWN:-1}))}
 
 t0=$(date +%s)

@@ -3,6 +3,11 @@
 # mean over both replicas' validation blocks) within its epoch cap; rank 0 alone writes the run
 # directory, the CSV and the summary.
 source "${0%/*}/lib.sh" || { echo "FAIL: cannot load ${0%/*}/lib.sh" >&2; exit 1; }
+case "${SF_SANITIZED:-OFF}" in ON | 1 | TRUE | YES | on | true)
+  echo "SKIP: sanitizer build: this multi-epoch convergence run checks training quality, which the normal" \
+    "suite checks; its code paths run under ASan in the shorter tests (mpi_dp_equiv, mpi_resume, mpi_sigint)"
+  exit 77 ;;
+esac
 t0=$(date +%s)
 out=$(benchn 2 --set base_run_dir="$T/runs" 2>&1)
 rc=$?

@@ -3,6 +3,11 @@
 # and stops at the epoch that first reaches it (no row after it). CONV_RUNTIME=openmp|sequential runs
 # it on that task runtime (docs/runtimes.md; sequential: one thread).
 source "$(dirname "$0")/lib.sh"
+case "${SF_SANITIZED:-OFF}" in ON | 1 | TRUE | YES | on | true)
+  echo "SKIP: sanitizer build: this multi-epoch convergence run checks training quality, which the normal" \
+    "suite checks; its code paths run under ASan in the shorter tests (train_outputs, train_resume, graph_equiv and graph_determinism on every runtime)"
+  exit 77 ;;
+esac
 RT=()
 case "${CONV_RUNTIME:-}" in
 "") ;;
