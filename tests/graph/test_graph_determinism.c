@@ -8,12 +8,14 @@
 
 #include "graph_compare.h"
 #include "graph_testlib.h"
+#include "scaffold/common.h"
 #include "testutil.h"
 
 #define NSTEPS 3
 
 int main(void)
 {
+  const double t_start = sf_now();
   gt_problem p;
   gt_problem_init(&p, 4, 8, 4, 4, 5);
   struct {
@@ -23,7 +25,13 @@ int main(void)
               {"starpu", "eager", 1}, {"openmp", "omp", 2}, {"openmp", "omp", 1}, {"sequential", "seq", 1}};
   const int nruns = (int)(sizeof runs / sizeof runs[0]);
   gt_result base;
+  /* Line-buffered, and each run announced with its time: one clean-clone CI run was killed at the
+   * 120 s timeout after the lws/2 run (170 local repeats did not hang); if it happens again, the
+   * output names the run that did not finish. */
+  setvbuf(stdout, NULL, _IOLBF, 0);
   for (int i = 0; i < nruns; i++) {
+    printf("run %d/%d: %s %s, %d worker(s): starting at %.2f s\n", i + 1, nruns, runs[i].runtime, runs[i].sched,
+           runs[i].ncpu, sf_now() - t_start);
     gt_runtime_start_on(runs[i].runtime, runs[i].sched, runs[i].ncpu);
     gt_result r;
     gt_run_graph(&p, 0, 1, NSTEPS, 1e-3, &r);
