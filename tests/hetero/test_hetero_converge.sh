@@ -12,7 +12,7 @@ case "${SF_SANITIZED:-OFF}" in ON | 1 | TRUE | YES | on | true)
     "suite checks; its code paths run under ASan in the shorter tests (hetero_mix, hetero_step, hetero_trace)"
   exit 77 ;;
 esac
-LIMIT=${HETERO_CONVERGE_LIMIT_S:-$((180 * ${SF_TEST_SLOWDOWN:-1}))}
+LIMIT=${HETERO_CONVERGE_LIMIT_S:-$((300 * ${SF_TEST_SLOWDOWN:-1}))}
 
 t0=$(date +%s)
 out=$(timeout "$LIMIT" "$SF_BINARY" benchmark -c "$CFG" "${COMMON[@]}" --set "base_run_dir=$T/runs" \
