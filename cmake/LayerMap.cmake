@@ -43,7 +43,7 @@ set(SF_LAYER_config_USES config util)
 set(SF_LAYER_config_STARPU OFF)
 
 set(SF_LAYER_kernels_DIRS codelets/cpu codelets/cuda)
-set(SF_LAYER_kernels_HEADERS ops workspace ops_cuda gpu_vendor)
+set(SF_LAYER_kernels_HEADERS ops workspace ops_cuda gpu_vendor cpu_isa)
 set(SF_LAYER_kernels_USES kernels util)
 set(SF_LAYER_kernels_STARPU OFF)
 

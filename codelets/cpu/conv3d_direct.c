@@ -8,14 +8,14 @@
  * sgemm spends time writing and re-reading the 27x larger column matrix.
  * Input planes are copied once into a ring of three W-padded planes (a zero voxel at each end of a
  * row), so the kw taps never test borders; rows outside the volume (h or d) are skipped whole.
- * The CPU is checked at run time (__builtin_cpu_supports), so the file builds everywhere and
+ * The kernel set is chosen at run time (scaffold/cpu_isa.h), so the file builds everywhere and
  * sf_conv3d_direct_available() says whether it may be called. The weight gradient's kernel is in
  * conv3d_direct_dw.c. */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "scaffold/common.h"
+#include "scaffold/cpu_isa.h"
 #include "scaffold/ops.h"
 #include "scaffold/workspace.h"
 
@@ -106,21 +106,7 @@ static void pack_weights(float *wp, const float *w, int Cin, int Cout, int flip,
   }
 }
 
-static int direct_avail;
-static pthread_once_t direct_once = PTHREAD_ONCE_INIT;
-
-static void direct_probe(void)
-{
-  const char *env = getenv("SF_CONV_DIRECT");
-  __builtin_cpu_init();
-  direct_avail = !(env && !strcmp(env, "0")) && __builtin_cpu_supports("avx512f");
-}
-
-int sf_conv3d_direct_available(void) /* called by every worker thread: decided once */
-{
-  pthread_once(&direct_once, direct_probe);
-  return direct_avail;
-}
+int sf_conv3d_direct_available(void) { return sf_cpu_isa_active() == SF_ISA_AVX512; }
 
 /* y: (nd,H,W,N) = conv of x: (nd,H,W,K) with halo planes x_lo/x_hi (NULL = zero), where
  * (K, N) = (Cin, Cout) for the forward (flip 0) and (Cout, Cin) for dX (flip 1, x = dy, y = dx).

@@ -16,6 +16,7 @@
 #include "scaffold/cli.h"
 #include "scaffold/common.h"
 #include "scaffold/config.h"
+#include "scaffold/cpu_isa.h"
 #include "scaffold/datagen.h"
 #include "scaffold/dist.h"
 #include "scaffold/dataset.h"
@@ -517,7 +518,7 @@ int sf_cmd_benchmark(int argc, char **argv)
   sf_result_set_number(res, "dataset_generation_seconds", gen_secs);
   sf_result_set_number(res, "warmup_seconds", tr.warmup_seconds);
   sf_result_set_number(res, "step_gflop", sf_graph_step_flops(g) * 1e-9);
-  sf_result_set_string(res, "blas_core", openblas_get_corename());
+  sf_result_set_string(res, "blas_core", sf_blas_core_name());
   if (c.bound && sf_dist_is_root()) { /* the bound report of step_probes.c, when the run got that far */
     char *bj = sf_path_join(run_dir, "bound.json");
     if (access(bj, R_OK) == 0) sf_result_add_bound(res, bj, (double)c.local_batch_size * sf_dist_replicas());

@@ -1,0 +1,75 @@
+/* Run-time choice of the CPU kernel set (scaffold/cpu_isa.h) and the OpenBLAS core report. */
+#include "scaffold/cpu_isa.h"
+
+#include <cblas.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const isa_names[] = {"none", "c", "avx2", "avx512"};
+
+const char *sf_cpu_isa_name(sf_cpu_isa isa)
+{
+  return (unsigned)isa < sizeof isa_names / sizeof *isa_names ? isa_names[isa] : "?";
+}
+
+int sf_cpu_isa_parse(const char *name)
+{
+  for (int i = 0; i < (int)(sizeof isa_names / sizeof *isa_names); i++)
+    if (name && !strcmp(name, isa_names[i])) return i;
+  return -1;
+}
+
+sf_cpu_isa sf_cpu_isa_supported(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return SF_ISA_AVX512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return SF_ISA_AVX2;
+#endif
+  return SF_ISA_C;
+}
+
+static sf_cpu_isa isa_active;
+static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
+
+static void isa_decide(void)
+{
+  const char *direct = getenv("SF_CONV_DIRECT"), *want = getenv("SF_CPU_ISA");
+  sf_cpu_isa best = sf_cpu_isa_supported();
+  isa_active = best;
+  if (direct && !strcmp(direct, "0")) {
+    isa_active = SF_ISA_NONE;
+    return;
+  }
+  if (!want || !*want) return;
+  int req = sf_cpu_isa_parse(want);
+  if (req < 0)
+    fprintf(stderr, "warning: SF_CPU_ISA=%s is not one of none, c, avx2, avx512; using %s\n", want,
+            sf_cpu_isa_name(best));
+  else if (req > (int)best)
+    fprintf(stderr, "warning: SF_CPU_ISA=%s asks for more than this CPU has; using %s\n", want,
+            sf_cpu_isa_name(best));
+  else
+    isa_active = (sf_cpu_isa)req;
+}
+
+sf_cpu_isa sf_cpu_isa_active(void) /* called by every worker thread: decided once */
+{
+  pthread_once(&isa_once, isa_decide);
+  return isa_active;
+}
+
+const char *sf_blas_core_name(void) { return openblas_get_corename(); }
+
+int sf_blas_core_is_generic(void)
+{
+  static const char *const generic[] = {"Prescott", "Core2", "Katmai", "Coppermine", "Northwood",
+                                        "Banias",   "Athlon", "Opteron", "Generic"};
+  const char *core = openblas_get_corename();
+  for (size_t i = 0; i < sizeof generic / sizeof *generic; i++)
+    if (core && !strcasecmp(core, generic[i])) return 1;
+  return 0;
+}

@@ -1,0 +1,31 @@
+/* The CPU kernel set: which vector instruction set the hand-written CPU kernels (direct convolutions,
+ * transposed convolutions, 1x1x1 convolutions) run with, decided once per process at run time, so
+ * one binary picks the best set on any x86-64 node without depending on OpenBLAS recognising it. */
+#ifndef SCAFFOLD_CPU_ISA_H
+#define SCAFFOLD_CPU_ISA_H
+
+typedef enum {
+  SF_ISA_NONE = 0, /* direct kernels off (SF_CONV_DIRECT=0): im2col + sgemm everywhere */
+  SF_ISA_C,        /* portable C, auto-vectorised by the compiler for the build's target */
+  SF_ISA_AVX2,     /* AVX2 + FMA, 8 floats per vector */
+  SF_ISA_AVX512,   /* AVX-512F, 16 floats per vector */
+} sf_cpu_isa;
+
+/* The set in use: the best the CPU supports (CPUID via __builtin_cpu_supports), lowered by the
+ * environment: SF_CONV_DIRECT=0 gives SF_ISA_NONE, SF_CPU_ISA=c|avx2|avx512 caps it (a request
+ * above what the CPU has is capped at what it has, with a warning on stderr). Decided once. */
+sf_cpu_isa sf_cpu_isa_active(void);
+/* The best set this CPU supports, ignoring the environment */
+sf_cpu_isa sf_cpu_isa_supported(void);
+/* "none", "c", "avx2", "avx512" */
+const char *sf_cpu_isa_name(sf_cpu_isa isa);
+/* Parses a name as above; -1 when unknown */
+int sf_cpu_isa_parse(const char *name);
+
+/* OpenBLAS's kernel core ("Haswell", "SkylakeX", "Prescott", ...) and whether it is a generic
+ * fallback (Prescott, Core2, Katmai, Generic...): then every sgemm path runs far below the CPU's
+ * peak, because this OpenBLAS does not know the CPU. */
+const char *sf_blas_core_name(void);
+int sf_blas_core_is_generic(void);
+
+#endif
