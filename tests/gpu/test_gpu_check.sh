@@ -78,6 +78,11 @@ case $mode in
     echo "gpu-check skip paths: ok"
     ;;
   flow)
+    case "${SF_SANITIZED:-OFF}" in ON | 1 | TRUE | YES | on | true)
+      echo "SKIPPED: sanitizer build: this checks scripts/gpu-check's flow (budgets, summary, tarball), which"
+      echo "the normal suite checks; the gpu_train code it drives runs under ASan in gpu_train_counts(_opencl)"
+      exit 77 ;;
+    esac
     stand_in "$T/b" ok
     mkdir -p "$T/o"
     OUT=$T/o SF_GPU_BUNDLE=$T/b SF_GPU_CHECK_SKIP_TORCH=1 SF_PERFMODEL_CLASS=test-class bash "$check" --quick >"$T/log" 2>&1
