@@ -160,46 +160,69 @@ void gt_set_optimizer(const char *name) { g_optimizer = name; }
 static int g_checkpointing;
 void gt_set_checkpointing(int on) { g_checkpointing = on; }
 
+/* One graph run's set-up: the result arrays, a copy of the initial parameters and the graph over
+ * them, configured by the test's settings (local_batch_size = bmax). */
+typedef struct {
+  sf_config c;
+  float *params;
+  sf_graph *g;
+} graph_run;
+
+static void graph_run_open(graph_run *gr, const gt_problem *p, int slabs, int determinism, int bmax, int nsteps,
+                           double lr, gt_result *r)
+{
+  const size_t n = p->u.total_params;
+  SF_ASSERT(nsteps <= GT_MAX_STEPS && bmax <= GT_MAX_BATCH);
+  gt_result_alloc(r, n, nsteps);
+  r->params0 = p->params0;
+  r->lr = lr;
+  gr->params = sf_malloc(n * sizeof(float), "graph parameters");
+  memcpy(gr->params, p->params0, n * sizeof(float));
+  sf_config_init(&gr->c);
+  gr->c.slabs = slabs;
+  gr->c.more_determinism = determinism;
+  gr->c.local_batch_size = bmax;
+  gr->c.activation_checkpointing = g_checkpointing;
+  free(gr->c.optimizer);
+  gr->c.optimizer = sf_strdup(g_optimizer);
+  char err[512];
+  gr->g = sf_graph_create(&p->u, &gr->c, gr->params, err, sizeof err);
+  if (!gr->g) SF_ABORT("sf_graph_create: %s", err);
+  r->nslabs = sf_graph_nslabs(gr->g);
+}
+
+/* The final state into r, then the graph and the set-up freed. */
+static void graph_run_close(graph_run *gr, const gt_problem *p, gt_result *r)
+{
+  gt_result_take_state(gr->g, r, p->u.total_params);
+  sf_graph_destroy(gr->g);
+  sf_config_free(&gr->c);
+  free(gr->params);
+}
+
 void gt_run_graph_hook(const gt_problem *p, int slabs, int determinism, int nsteps, double lr, gt_result *r,
                        gt_step_hook after_step, void *ctx)
 {
   const size_t n = p->u.total_params;
-  SF_ASSERT(nsteps <= GT_MAX_STEPS);
-  gt_result_alloc(r, n, nsteps);
-  r->params0 = p->params0;
-  r->lr = lr;
-  float *params = sf_malloc(n * sizeof(float), "graph parameters");
-  memcpy(params, p->params0, n * sizeof(float));
-  sf_config c;
-  sf_config_init(&c);
-  c.slabs = slabs;
-  c.more_determinism = determinism;
-  c.activation_checkpointing = g_checkpointing;
-  free(c.optimizer);
-  c.optimizer = sf_strdup(g_optimizer);
-  char err[512];
-  sf_graph *g = sf_graph_create(&p->u, &c, params, err, sizeof err);
-  if (!g) SF_ABORT("sf_graph_create: %s", err);
-  r->nslabs = sf_graph_nslabs(g);
+  graph_run gr;
+  graph_run_open(&gr, p, slabs, determinism, 1, nsteps, lr, r);
   float *x = sf_malloc(p->nvox * 3 * sizeof(float), "sample");
   uint16_t *lab = sf_malloc(p->nvox * sizeof(uint16_t), "labels");
   for (int s = 0; s < nsteps; s++) {
     gt_sample(p, s, x, lab);
     double t0 = sf_now();
-    sf_graph_train_step(g, x, lab, p->cw, lr, s + 1, r->out[s]);
+    sf_graph_train_step(gr.g, x, lab, p->cw, lr, s + 1, r->out[s]);
     r->step_s[s] = sf_now() - t0;
     r->nsteps = s + 1;
     if (r->hist) {
-      sf_graph_acquire_state(g, 0);
-      gt_result_note_step(r, n, s, sf_graph_params(g), sf_graph_grads(g), sf_graph_adam_m(g), sf_graph_adam_v(g));
-      sf_graph_release_state(g);
+      sf_graph_acquire_state(gr.g, 0);
+      gt_result_note_step(r, n, s, sf_graph_params(gr.g), sf_graph_grads(gr.g), sf_graph_adam_m(gr.g),
+                          sf_graph_adam_v(gr.g));
+      sf_graph_release_state(gr.g);
     }
-    if (after_step) after_step(g, s, ctx);
+    if (after_step) after_step(gr.g, s, ctx);
   }
-  gt_result_take_state(g, r, n);
-  sf_graph_destroy(g);
-  sf_config_free(&c);
-  free(params);
+  graph_run_close(&gr, p, r);
   free(x);
   free(lab);
 }
@@ -283,38 +306,19 @@ static void free_samples(int n, float **x, uint16_t **lab)
 void gt_run_graph_batches(const gt_problem *p, int slabs, int determinism, int nsteps, const int *batch, double lr,
                           gt_result *r)
 {
-  const size_t n = p->u.total_params;
-  const int bmax = max_batch(batch, nsteps);
-  SF_ASSERT(nsteps <= GT_MAX_STEPS && bmax <= GT_MAX_BATCH);
-  gt_result_alloc(r, n, nsteps);
-  float *params = sf_malloc(n * sizeof(float), "graph parameters");
-  memcpy(params, p->params0, n * sizeof(float));
-  sf_config c;
-  sf_config_init(&c);
-  c.slabs = slabs;
-  c.more_determinism = determinism;
-  c.local_batch_size = bmax;
-  c.activation_checkpointing = g_checkpointing;
-  free(c.optimizer);
-  c.optimizer = sf_strdup(g_optimizer);
-  char err[512];
-  sf_graph *g = sf_graph_create(&p->u, &c, params, err, sizeof err);
-  if (!g) SF_ABORT("sf_graph_create: %s", err);
-  r->nslabs = sf_graph_nslabs(g);
+  graph_run gr;
+  graph_run_open(&gr, p, slabs, determinism, max_batch(batch, nsteps), nsteps, lr, r);
   for (int s = 0; s < nsteps; s++) {
     float *x[GT_MAX_BATCH];
     uint16_t *lab[GT_MAX_BATCH];
     batch_samples(p, first_sample(batch, s), batch[s], x, lab);
     double t0 = sf_now();
-    sf_graph_train_batch(g, batch[s], (const float *const *)x, (const uint16_t *const *)lab, p->cw, lr, s + 1,
+    sf_graph_train_batch(gr.g, batch[s], (const float *const *)x, (const uint16_t *const *)lab, p->cw, lr, s + 1,
                          r->out[s]);
     r->step_s[s] = sf_now() - t0;
     free_samples(batch[s], x, lab);
   }
-  gt_result_take_state(g, r, n);
-  sf_graph_destroy(g);
-  sf_config_free(&c);
-  free(params);
+  graph_run_close(&gr, p, r);
 }
 
 /* clip_grad_norm_(SF_CLIP_MAX_NORM) + the optimizer on the host, per tensor as the graph's tasks. */
