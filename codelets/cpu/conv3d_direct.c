@@ -12,7 +12,7 @@
  * channel count works (the dispatch only picks channel counts that fill the vectors).
  * Input planes are copied once into a ring of three W-padded planes (a zero voxel at each end of a
  * row), so the kw taps never test borders; rows outside the volume (h or d) are skipped whole.
- * The weight gradient's driver is in conv3d_direct_dw.c. */
+ * The weight gradient's driver is in conv3d_direct_dw.c, the dispatch rule in conv3d_direct_wins.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,19 +23,17 @@
 
 #include "conv3d_direct_internal.h"
 
-const sf_direct_kernels *sf_direct_kernels_active(void)
+const sf_direct_kernels *sf_direct_kernels_for(int nout)
 {
   switch (sf_cpu_isa_active()) {
 #if SF_HAVE_X86_DIRECT
-  case SF_ISA_AVX512: return &sf_direct_kernels_avx512;
+  case SF_ISA_AVX512: return nout % 16 && nout % 8 == 0 ? &sf_direct_kernels_avx2 : &sf_direct_kernels_avx512;
   case SF_ISA_AVX2: return &sf_direct_kernels_avx2;
 #endif
   case SF_ISA_C: return &sf_direct_kernels_c;
   default: SF_ABORT("direct conv3d kernels called with the kernel set off (SF_CONV_DIRECT=0)");
   }
 }
-
-int sf_conv3d_direct_available(void) { return sf_cpu_isa_active() != SF_ISA_NONE; }
 
 /* dst: (H, W+2, C) = src: (H,W,C) with a zero voxel before and after every row */
 static void pad_plane(float *dst, const float *src, int H, int W, int C)
@@ -105,8 +103,9 @@ static void direct_row(const sf_direct_kernels *ks, float *y, int N, const float
 static void direct_conv(float *y, const float *x_lo, const float *x, const float *x_hi, const float *w, int nd,
                         int H, int W, int Cin, int Cout, int flip)
 {
-  const sf_direct_kernels *ks = sf_direct_kernels_active();
-  int K = flip ? Cout : Cin, N = flip ? Cin : Cout, vw = ks->vw;
+  int K = flip ? Cout : Cin, N = flip ? Cin : Cout;
+  const sf_direct_kernels *ks = sf_direct_kernels_for(N);
+  int vw = ks->vw;
   size_t prow = (size_t)(W + 2) * K;
   float *ring = sf_workspace_floats(SF_DIRECT_RING_SLOT, 3 * H * prow);
   float *wb = sf_workspace_floats(SF_DIRECT_PACK_SLOT, (size_t)27 * K * 2 * vw);
@@ -140,41 +139,4 @@ void sf_conv3d_backward_data_direct(float *dx, const float *dy_lo, const float *
                                     const float *w, int nd, int H, int W, int Cin, int Cout)
 {
   direct_conv(dx, dy_lo, dy, dy_hi, w, nd, H, W, Cin, Cout, 1);
-}
-
-/* Where the direct kernels beat im2col + sgemm, per kernel set: channel counts that fill the
- * vectors, rows long enough to amortise the weight stream (forward/dX: MIN_W; dW: DW_MIN_W).
- * AVX-512 (measured on an AVX-512 EPYC, 1 thread): at 4^3 x 512 channels the direct kernel ran at
- * 42 GFLOP/s against im2col + sgemm's 73; from 8^3 up at 102-122 against 78-92. Its dW at 8^3 x 256
- * ran at 77 against 90; from 16^2 planes up at 106-116 against 81-93. */
-#ifndef SF_CONV_DIRECT_MIN_W
-#define SF_CONV_DIRECT_MIN_W 8
-#endif
-#ifndef SF_CONV_DIRECT_DW_MIN_W
-#define SF_CONV_DIRECT_DW_MIN_W 16
-#endif
-/* AVX2: PROVISIONAL */
-#ifndef SF_CONV_DIRECT_AVX2_MIN_W
-#define SF_CONV_DIRECT_AVX2_MIN_W 8
-#endif
-#ifndef SF_CONV_DIRECT_AVX2_DW_MIN_W
-#define SF_CONV_DIRECT_AVX2_DW_MIN_W 16
-#endif
-
-int sf_conv3d_direct_wins(int W, int nout)
-{
-  switch (sf_cpu_isa_active()) {
-  case SF_ISA_AVX512: return nout % 16 == 0 && W >= SF_CONV_DIRECT_MIN_W;
-  case SF_ISA_AVX2: return nout % 8 == 0 && W >= SF_CONV_DIRECT_AVX2_MIN_W;
-  default: return 0; /* the portable C set never beat OpenBLAS (see above); none: off */
-  }
-}
-
-int sf_conv3d_direct_dw_wins(int W, int Cout)
-{
-  switch (sf_cpu_isa_active()) {
-  case SF_ISA_AVX512: return Cout % 16 == 0 && W >= SF_CONV_DIRECT_DW_MIN_W;
-  case SF_ISA_AVX2: return Cout % 8 == 0 && W >= SF_CONV_DIRECT_AVX2_DW_MIN_W;
-  default: return 0;
-  }
 }

@@ -62,7 +62,7 @@ void sf_conv3d_backward_weights_taps_direct(float *dw, int t0, int t1, const flo
                                             int Cout)
 {
   SF_ASSERT(0 <= t0 && t0 <= t1 && t1 <= 27);
-  const sf_direct_kernels *ks = sf_direct_kernels_active();
+  const sf_direct_kernels *ks = sf_direct_kernels_for(Cout);
   /* the last channel block: channels [last_c, Cout) in last_w floats of vectors */
   int vw = ks->vw, last_c = (Cout - 1) / (2 * vw) * (2 * vw), last_w = (Cout - last_c + vw - 1) / vw * vw;
   size_t prow = (size_t)(W + 2) * Cin;

@@ -47,8 +47,11 @@ extern const sf_direct_kernels sf_direct_kernels_avx2, sf_direct_kernels_avx512;
 #define SF_HAVE_X86_DIRECT 0
 #endif
 
-/* The table of the active kernel set (scaffold/cpu_isa.h); aborts when it is SF_ISA_NONE */
-const sf_direct_kernels *sf_direct_kernels_active(void);
+/* The table for a conv producing `nout` channels per voxel (forward: Cout, dX: Cin, dW: Cout) under
+ * the active kernel set (scaffold/cpu_isa.h): that set's, except AVX-512 with nout an odd multiple
+ * of 8, which runs the AVX2 blocks (every AVX-512 CPU has AVX2) rather than half-empty zmm vectors.
+ * Aborts when the set is SF_ISA_NONE. */
+const sf_direct_kernels *sf_direct_kernels_for(int nout);
 
 /* pl[kd] = input plane d+kd-1 of a slab (lo: plane -1, x: planes 0..nd-1, hi: plane nd; NULL
  * halos = the volume's faces) as a (H, W+2, C) plane with a zero voxel at both ends of each row,

@@ -5,7 +5,8 @@
  * made active in turn, and the table marks with '*' the one the dispatch (sf_conv3d_direct_wins)
  * picks for that shape; the transposed and 1x1x1 convs show their _blas kernel only.
  * Usage: bench_kernels [--quick] [--reps N]   (--quick: base-8 shapes; default: base-64 shapes)
- * Run it through scripts/bench-kernels. Figures are medians over N repetitions after one warm-up. */
+ * Run it through scripts/bench-kernels. Figures are medians over N repetitions after one warm-up, the
+ * variants of a layer taking turns within each repetition. */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,42 +91,60 @@ static double sgemm_gflops(int n, int reps)
   return 2.0 * n * n * (double)n / median(t, reps) * 1e-9;
 }
 
-/* Median seconds of one direction (0 forward, 1 dX, 2 dW) of shape s: the _blas kernel, or for a
- * 3x3x3 conv with `direct` set the direct kernel of the active set. */
-static double time_dir(const shape *s, int dir, int reps, int direct)
+/* The tensors of one shape, all directions */
+typedef struct {
+  float *x, *dy, *w, *b, *xlo, *xhi, *glo, *ghi, *y, *dx, *dw, *db;
+} bufs;
+
+static bufs bufs_alloc(const shape *s)
 {
   size_t pl = (size_t)s->H * s->W, nv = (size_t)s->nd * pl, nout = s->kind == UPCONV ? 8 * nv : nv;
   size_t nw = (size_t)s->Ci * s->Co * (s->kind == CONV3 ? 27 : s->kind == UPCONV ? 8 : 1);
   int halo = s->kind == CONV3 && s->nd < s->H;
-  float *x = rnd(nv * s->Ci, 10), *dy = rnd(nout * s->Co, 11), *w = rnd(nw, 12), *b = rnd(s->Co, 13);
-  float *xlo = halo ? rnd(pl * s->Ci, 14) : NULL, *xhi = halo ? rnd(pl * s->Ci, 15) : NULL;
-  float *glo = halo ? rnd(pl * s->Co, 16) : NULL, *ghi = halo ? rnd(pl * s->Co, 17) : NULL;
-  float *y = rnd(nout * s->Co, 18), *dx = rnd(nv * s->Ci, 19), *dw = rnd(nw, 20), *db = rnd(s->Co, 21);
-  double t[32];
-  for (int r = -1; r < reps; r++) { /* r = -1: warm-up (workspace growth, page faults) */
-    double t0 = sf_now();
-    if (s->kind == CONV3 && direct) {
-      if (dir == 0) sf_conv3d_forward_direct(y, xlo, x, xhi, w, s->nd, s->H, s->W, s->Ci, s->Co);
-      if (dir == 1) sf_conv3d_backward_data_direct(dx, glo, dy, ghi, w, s->nd, s->H, s->W, s->Ci, s->Co);
-      if (dir == 2) sf_conv3d_backward_weights_direct(dw, xlo, x, xhi, dy, s->nd, s->H, s->W, s->Ci, s->Co);
-    } else if (s->kind == CONV3) {
-      if (dir == 0) sf_conv3d_forward_blas(y, xlo, x, xhi, w, s->nd, s->H, s->W, s->Ci, s->Co);
-      if (dir == 1) sf_conv3d_backward_data_blas(dx, glo, dy, ghi, w, s->nd, s->H, s->W, s->Ci, s->Co);
-      if (dir == 2) sf_conv3d_backward_weights_blas(dw, xlo, x, xhi, dy, s->nd, s->H, s->W, s->Ci, s->Co);
-    } else if (s->kind == UPCONV) {
-      if (dir == 0) sf_upconv3d_forward_blas(y, x, w, b, s->nd, s->H, s->W, s->Ci, s->Co);
-      if (dir == 1) sf_upconv3d_backward_data_blas(dx, dy, w, s->nd, s->H, s->W, s->Ci, s->Co);
-      if (dir == 2) sf_upconv3d_backward_weights_blas(dw, db, x, dy, s->nd, s->H, s->W, s->Ci, s->Co);
-    } else {
-      if (dir == 0) sf_conv1_forward_blas(y, x, w, b, nv, s->Ci, s->Co);
-      if (dir == 1) sf_conv1_backward_data_blas(dx, dy, w, nv, s->Ci, s->Co);
-      if (dir == 2) sf_conv1_backward_weights_blas(dw, db, x, dy, nv, s->Ci, s->Co);
-    }
-    if (r >= 0) t[r] = sf_now() - t0;
+  bufs b = {rnd(nv * s->Ci, 10), rnd(nout * s->Co, 11), rnd(nw, 12), rnd(s->Co, 13),
+            halo ? rnd(pl * s->Ci, 14) : NULL, halo ? rnd(pl * s->Ci, 15) : NULL,
+            halo ? rnd(pl * s->Co, 16) : NULL, halo ? rnd(pl * s->Co, 17) : NULL,
+            rnd(nout * s->Co, 18), rnd(nv * s->Ci, 19), rnd(nw, 20), rnd(s->Co, 21)};
+  return b;
+}
+
+static void bufs_free(bufs *b)
+{
+  free(b->x), free(b->dy), free(b->w), free(b->b), free(b->xlo), free(b->xhi), free(b->glo), free(b->ghi);
+  free(b->y), free(b->dx), free(b->dw), free(b->db);
+}
+
+/* One call of direction dir (0 forward, 1 dX, 2 dW) of shape s: the _blas kernel, or for a 3x3x3
+ * conv with `direct` set the direct kernel of the active set */
+static void run_once(const shape *s, bufs *b, int dir, int direct)
+{
+  int nd = s->nd, H = s->H, W = s->W, Ci = s->Ci, Co = s->Co;
+  size_t nv = (size_t)nd * H * W;
+  if (s->kind == CONV3 && direct) {
+    if (dir == 0) sf_conv3d_forward_direct(b->y, b->xlo, b->x, b->xhi, b->w, nd, H, W, Ci, Co);
+    if (dir == 1) sf_conv3d_backward_data_direct(b->dx, b->glo, b->dy, b->ghi, b->w, nd, H, W, Ci, Co);
+    if (dir == 2) sf_conv3d_backward_weights_direct(b->dw, b->xlo, b->x, b->xhi, b->dy, nd, H, W, Ci, Co);
+  } else if (s->kind == CONV3) {
+    if (dir == 0) sf_conv3d_forward_blas(b->y, b->xlo, b->x, b->xhi, b->w, nd, H, W, Ci, Co);
+    if (dir == 1) sf_conv3d_backward_data_blas(b->dx, b->glo, b->dy, b->ghi, b->w, nd, H, W, Ci, Co);
+    if (dir == 2) sf_conv3d_backward_weights_blas(b->dw, b->xlo, b->x, b->xhi, b->dy, nd, H, W, Ci, Co);
+  } else if (s->kind == UPCONV) {
+    if (dir == 0) sf_upconv3d_forward_blas(b->y, b->x, b->w, b->b, nd, H, W, Ci, Co);
+    if (dir == 1) sf_upconv3d_backward_data_blas(b->dx, b->dy, b->w, nd, H, W, Ci, Co);
+    if (dir == 2) sf_upconv3d_backward_weights_blas(b->dw, b->db, b->x, b->dy, nd, H, W, Ci, Co);
+  } else {
+    if (dir == 0) sf_conv1_forward_blas(b->y, b->x, b->w, b->b, nv, Ci, Co);
+    if (dir == 1) sf_conv1_backward_data_blas(b->dx, b->dy, b->w, nv, Ci, Co);
+    if (dir == 2) sf_conv1_backward_weights_blas(b->dw, b->db, b->x, b->dy, nv, Ci, Co);
   }
-  free(x), free(dy), free(w), free(b), free(xlo), free(xhi), free(glo), free(ghi);
-  free(y), free(dx), free(dw), free(db);
-  return median(t, reps);
+}
+
+/* Seconds per call of `calls` back-to-back calls */
+static double time_calls(const shape *s, bufs *b, int dir, int direct, int calls)
+{
+  double t0 = sf_now();
+  for (int c = 0; c < calls; c++) run_once(s, b, dir, direct);
+  return (sf_now() - t0) / calls;
 }
 
 static double shape_flop(const shape *s)
@@ -144,21 +163,32 @@ static int picked(const shape *s, int dir, sf_cpu_isa active)
 
 #define MAXV 4 /* im2col + up to three kernel sets */
 
-/* gf[dir][v]: GFLOP/s of variant v (0: im2col + sgemm or the _blas kernel; 1..: the direct kernels
- * of set SF_ISA_C + v - 1) of each direction of shape s */
+/* Makes variant v active: 0 = im2col + sgemm (set none) for a 3x3x3 conv, the _blas kernel under
+ * `active` otherwise; v >= 1 = the direct kernels of set SF_ISA_C + v - 1 */
+static int use_variant(const shape *s, int v, sf_cpu_isa active)
+{
+  sf_cpu_isa_set_for_testing(v ? (sf_cpu_isa)(SF_ISA_C + v - 1) : s->kind == CONV3 ? SF_ISA_NONE : active);
+  return v > 0;
+}
+
+/* gf[dir][v]: GFLOP/s of variant v (use_variant) of each direction of shape s: the median of `reps`
+ * samples, the variants taking turns within each repetition so a burst of load from other
+ * processes hits them alike; each sample repeats the call to last >= 20 ms (tiny layers) */
 static void measure_shape(const shape *s, int reps, sf_cpu_isa active, double gf[3][MAXV])
 {
-  int nsets = s->kind == CONV3 && active != SF_ISA_NONE ? (int)active - SF_ISA_C + 1 : 0;
+  int nvar = 1 + (s->kind == CONV3 && active != SF_ISA_NONE ? (int)active - SF_ISA_C + 1 : 0), calls[MAXV];
+  double t[MAXV][32];
+  bufs b = bufs_alloc(s);
   for (int dir = 0; dir < 3; dir++) {
-    sf_cpu_isa_set_for_testing(s->kind == CONV3 ? SF_ISA_NONE : active);
-    gf[dir][0] = shape_flop(s) / time_dir(s, dir, reps, 0) * 1e-9;
-    for (int v = 1; v < MAXV; v++) {
-      gf[dir][v] = 0;
-      if (v > nsets) continue;
-      sf_cpu_isa_set_for_testing((sf_cpu_isa)(SF_ISA_C + v - 1));
-      gf[dir][v] = shape_flop(s) / time_dir(s, dir, reps, 1) * 1e-9;
+    for (int v = 0; v < nvar; v++) { /* warm-up (workspace growth, page faults), sizes the samples */
+      double once = time_calls(s, &b, dir, use_variant(s, v, active), 1);
+      calls[v] = once >= 0.02 ? 1 : once < 2e-5 ? 1000 : (int)(0.02 / once) + 1;
     }
+    for (int r = 0; r < reps; r++)
+      for (int v = 0; v < nvar; v++) t[v][r] = time_calls(s, &b, dir, use_variant(s, v, active), calls[v]);
+    for (int v = 0; v < MAXV; v++) gf[dir][v] = v < nvar ? shape_flop(s) / median(t[v], reps) * 1e-9 : 0;
   }
+  bufs_free(&b);
   sf_cpu_isa_set_for_testing(active);
 }
 
