@@ -2,7 +2,7 @@
  * (conv3d_direct_tiles.h): define SF_DIRECT_ISA to SF_DIRECT_SET_AVX512, _AVX2 or _C, then
  * include this. Gives the vector type SF_VEC of SF_VW floats, SF_VTARGET (the function attribute
  * enabling that set), SF_VMAX_R (register-block rows that fit the register file with two vectors
- * per row) and load/store/zero/broadcast/fused multiply-add. */
+ * per row) and load/store/zero/broadcast/add/fused multiply-add. */
 #ifndef SF_CONV3D_DIRECT_VEC_H
 #define SF_CONV3D_DIRECT_VEC_H
 
@@ -20,6 +20,7 @@
 #define SF_VZERO() _mm512_setzero_ps()
 #define SF_VSET1(s) _mm512_set1_ps(s)
 #define SF_VFMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define SF_VADD(a, b) _mm512_add_ps(a, b)
 #elif SF_DIRECT_ISA == SF_DIRECT_SET_AVX2 /* 16 ymm: 6 rows x 2 accumulators + 2 weights + 1 broadcast */
 #include <immintrin.h>
 #define SF_VEC __m256
@@ -31,6 +32,7 @@
 #define SF_VZERO() _mm256_setzero_ps()
 #define SF_VSET1(s) _mm256_set1_ps(s)
 #define SF_VFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define SF_VADD(a, b) _mm256_add_ps(a, b)
 #elif SF_DIRECT_ISA == SF_DIRECT_SET_C /* GCC vector extension: whatever the build's target has */
 typedef float sf_vec_c __attribute__((vector_size(32)));
 #define SF_VEC sf_vec_c
@@ -48,6 +50,7 @@ static inline sf_vec_c sf_vload_c(const float *p)
 #define SF_VZERO() ((sf_vec_c){0})
 #define SF_VSET1(s) ((sf_vec_c){0} + (s))
 #define SF_VFMA(a, b, c) ((a) * (b) + (c))
+#define SF_VADD(a, b) ((a) + (b))
 #else
 #error "SF_DIRECT_ISA must be one of the SF_DIRECT_SET_* (conv3d_direct_internal.h)"
 #endif
