@@ -25,22 +25,28 @@ int sf_conv3d_direct_available(void) { return sf_cpu_isa_active() != SF_ISA_NONE
 #define SF_CONV_DIRECT_DW_MIN_W 16
 #endif
 /* AVX2 (8-float ymm, blocks of 6 voxels/input channels x 16 channels). Measured with
- * bench_kernels (1 thread, GFLOP/s direct AVX2 vs im2col + OpenBLAS Zen sgemm, side by side and
- * interleaved in one run; two runs, noisy) on an "AMD EPYC" Zen 3 (lscpu model name), 2 cores
- * shared with other jobs (load average 10-12):
- *   Rows >= 16 voxels win at every channel count, fwd/dX/dW: 64^3 64->64 25.9/26.2/26.3 vs
- *   23.4/26.4/22.8 and 28.4/26.0/31.9 vs 24.0/20.1/31.6; 16^3 128->128 35.5/25.1/14.2 vs
- *   25.0/12.1/13.6 and 42.3/33.4/29.0 vs 25.9/26.5/22.6; 16^3 256->256 is a toss-up for the
- *   forward (18.5 vs 13.4, then 12.6 vs 16.5), dX/dW win (20.7/10.7 vs 16.4/10.3, 21.3/22.4 vs
- *   19.2/21.8).
+ * bench_kernels (1 thread, GFLOP/s direct AVX2 vs im2col + OpenBLAS Zen sgemm, side by side in one
+ * run; three base-64 and two base-8 runs, noisy) on an "AMD EPYC" Zen 3 (lscpu model name), 2 cores
+ * shared with other jobs (load average 10-12); fwd/dX/dW, run after run:
+ *   Rows >= 16 voxels with <= 128 channels win: 64^3 64->64 25.9/26.2/26.3 vs 23.4/26.4/22.8,
+ *   28.4/26.0/31.9 vs 24.0/20.1/31.6, 34.2/34.9/31.0 vs 28.7/30.5/31.6; 16^3 128->128
+ *   35.5/25.1/14.2 vs 25.0/12.1/13.6, 42.3/33.4/29.0 vs 25.9/26.5/22.6, 35.6/40.7/32.5 vs
+ *   32.9/30.3/33.1 (dW at 128 channels a tie).
+ *   16^3 256->256: 18.5/20.7/10.7 vs 13.4/16.4/10.3, 12.6/21.3/22.4 vs 16.5/19.2/21.8,
+ *   26.0/28.6/23.1 vs 27.8/22.0/28.1: only dX wins every time; one rule for forward and dX (the
+ *   caller does not say which) leaves both on im2col.
  *   Rows of 8 and below with 256-512 channels lose (the 27*K*16 packed weights outgrow L2): 8^3
- *   256->256 12.6/18.1/12.4 vs 18.7/18.2/15.7; 4^3 512->512 11.2/17.0/10.2 vs 22.8/21.7/17.6.
+ *   256->256 12.6/18.1/12.4 vs 18.7/18.2/15.7, 28.5/29.9/25.1 vs 34.8/29.9/30.6; 4^3 512->512
+ *   11.2/17.0/10.2 vs 22.8/21.7/17.6.
  *   Short rows with few channels: 8^3 32->32 25.9/25.0/22.5 vs 22.6/15.8/16.6 and 20.2/24.1/28.4
  *   vs 14.7/16.0/22.2 (win); 8^3 64->64 23.6/32.1 vs 24.6/25.2, then 29.0/23.5 vs 34.9/22.7
  *   (forward/dX: no clear win), its dW 34.5 vs 30.9, then 35.1 vs 21.2; 2^3 64->64 dW 15.9 vs
  *   12.7, then 13.3 vs 13.4. */
 #ifndef SF_CONV_DIRECT_AVX2_MIN_W
-#define SF_CONV_DIRECT_AVX2_MIN_W 16 /* rows of at least this many voxels: any channel count */
+#define SF_CONV_DIRECT_AVX2_MIN_W 16 /* rows of at least this many voxels: */
+#endif
+#ifndef SF_CONV_DIRECT_AVX2_MAX_C
+#define SF_CONV_DIRECT_AVX2_MAX_C 128 /* ... up to this many channels */
 #endif
 #ifndef SF_CONV_DIRECT_AVX2_SMALL_C
 #define SF_CONV_DIRECT_AVX2_SMALL_C 32 /* forward/dX, up to this many channels: */
@@ -55,7 +61,7 @@ int sf_conv3d_direct_available(void) { return sf_cpu_isa_active() != SF_ISA_NONE
 static int sf_conv3d_direct_avx2_wins(int W, int nout, int dw)
 {
   if (nout % 8) return 0;
-  if (W >= SF_CONV_DIRECT_AVX2_MIN_W) return 1;
+  if (W >= SF_CONV_DIRECT_AVX2_MIN_W && nout <= SF_CONV_DIRECT_AVX2_MAX_C) return 1;
   if (dw) return nout <= SF_CONV_DIRECT_AVX2_DW_SMALL_C;
   return nout <= SF_CONV_DIRECT_AVX2_SMALL_C && W >= SF_CONV_DIRECT_AVX2_SMALL_MIN_W;
 }
