@@ -60,7 +60,7 @@ int sf_conv3d_direct_available(void) { return sf_cpu_isa_active() != SF_ISA_NONE
 
 static int sf_conv3d_direct_avx2_wins(int W, int nout, int dw)
 {
-  if (nout % 8) return 0;
+  if (nout % 8 || W < 1) return 0;
   if (W >= SF_CONV_DIRECT_AVX2_MIN_W && nout <= SF_CONV_DIRECT_AVX2_MAX_C) return 1;
   if (dw) return nout <= SF_CONV_DIRECT_AVX2_DW_SMALL_C;
   return nout <= SF_CONV_DIRECT_AVX2_SMALL_C && W >= SF_CONV_DIRECT_AVX2_SMALL_MIN_W;
