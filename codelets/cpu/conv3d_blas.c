@@ -1,5 +1,5 @@
 /* 3x3x3 convolution (padding 1, stride 1, no bias) as implicit GEMM with OpenBLAS, NDHWC; every
- * direction hands over to the direct AVX-512 kernels (conv3d_direct*.c) where they win. col() is
+ * direction hands over to the direct kernels (conv3d_direct*.c, AVX-512 or AVX2) where they win. col() is
  * im2col: row v holds the 27 neighbours of voxel v, ordered (kd,kh,kw,c) like the weights.
  *   forward: y[v][Cout] = col(x)[v][27*Cin] . w[27*Cin][Cout]
  *   dX:      dx[v][Cin] = col(dy)[v][27*Cout] . w'[27*Cout][Cin], w'[k][co][ci] = w[26-k][ci][co]: a

@@ -1,14 +1,57 @@
-/* Shared by the direct AVX-512 convolution kernels (conv3d_direct.c, conv3d_direct_dw.c): the
- * target attribute, workspace slots and the ring of W-padded input planes. */
+/* Shared by the direct convolution kernels (conv3d_direct.c, conv3d_direct_dw.c) and their per-ISA
+ * register-block tables (conv3d_direct_{avx512,avx2,c}.c, one template conv3d_direct_tiles.h):
+ * the table type, workspace slots and the ring of W-padded input planes. */
 #ifndef SF_CONV3D_DIRECT_INTERNAL_H
 #define SF_CONV3D_DIRECT_INTERNAL_H
 
+#include <stddef.h>
+
+/* Workspace slots: 0 and 1 (the im2col kernels' slots, idle while a direct kernel runs) hold the
+ * zero-padded copies of a channel block narrower than a vector (output row; dy group, gradient) */
+#define SF_DIRECT_TAIL_SLOT 0
+#define SF_DIRECT_TAIL2_SLOT 1
+#define SF_DIRECT_RING_SLOT 2
+#define SF_DIRECT_PACK_SLOT 3
+#define SF_DIRECT_MAX_R 12 /* most register-block rows of any set */
+
+/* The kernel sets for the preprocessor (conv3d_direct_vec.h), as SF_ISA_* in scaffold/cpu_isa.h */
+#define SF_DIRECT_SET_C 1
+#define SF_DIRECT_SET_AVX2 2
+#define SF_DIRECT_SET_AVX512 3
+
+/* Forward/dX register block: y[r][0 .. vw*NV) for r < R, rows ystride apart; rows[t9] the padded
+ * input row of tap (kd,kh) = (t9/3, t9%3) at this output row (NULL: outside the volume), x0 the
+ * first output voxel, wb: (27*K, vw*NV) the block's packed weights, K input channels. */
+typedef void (*sf_direct_tile_fn)(float *y, size_t ystride, const float *const *rows, int x0, const float *wb,
+                                  int K);
+/* dW register block: R rows of the gradient dwb (dstride apart, offset to tap, first input and
+ * output channel) += sum over the group's voxels of x * dy. xrows[i]: the padded input row under
+ * output row i of the group for this tap, offset by kw voxels and the first input channel (NULL:
+ * outside the volume), voxels Cin apart; dy: the group's first output row at the block's first
+ * channel, voxels gstride apart, rows W*gstride apart. */
+typedef void (*sf_direct_dw_fn)(float *dwb, size_t dstride, const float *const *xrows, const float *dy,
+                                size_t gstride, int nrows, int W, int Cin);
+
+/* One kernel set's register blocks: [NV-1][R-1] for NV vectors of vw floats, R <= max_r rows */
+typedef struct {
+  int vw, max_r;
+  sf_direct_tile_fn tile[2][SF_DIRECT_MAX_R];
+  sf_direct_dw_fn dw[2][SF_DIRECT_MAX_R];
+} sf_direct_kernels;
+
+extern const sf_direct_kernels sf_direct_kernels_c;
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define SF_HAVE_DIRECT 1
-#define SF_AVX512 __attribute__((target("avx512f,fma")))
-#define SF_DIRECT_RING_SLOT 2 /* slots 0 and 1 belong to the im2col kernels */
-#define SF_DIRECT_MAX_R 12    /* voxels (forward) or input channels (dW) per register block */
+#define SF_HAVE_X86_DIRECT 1
+extern const sf_direct_kernels sf_direct_kernels_avx2, sf_direct_kernels_avx512;
+#else
+#define SF_HAVE_X86_DIRECT 0
+#endif
+
+/* The table for a conv producing `nout` channels per voxel (forward: Cout, dX: Cin, dW: Cout) under
+ * the active kernel set (scaffold/cpu_isa.h): that set's, except AVX-512 with nout an odd multiple
+ * of 8, which runs the AVX2 blocks (every AVX-512 CPU has AVX2) rather than half-empty zmm vectors.
+ * Aborts when the set is SF_ISA_NONE. */
+const sf_direct_kernels *sf_direct_kernels_for(int nout);
 
 /* pl[kd] = input plane d+kd-1 of a slab (lo: plane -1, x: planes 0..nd-1, hi: plane nd; NULL
  * halos = the volume's faces) as a (H, W+2, C) plane with a zero voxel at both ends of each row,
@@ -16,45 +59,5 @@
  * kept by the caller between calls, so each plane is copied once as d advances. */
 void sf_direct_ring_planes(const float *pl[3], float *ring, int held[3], int d, const float *lo, const float *x,
                            const float *hi, int nd, int H, int W, int C);
-
-/* Register blocks: acc[r][v] (r < R rows, v < NV vectors of 16 floats), R and NV compile-time
- * constants after inlining, so the block lives in zmm registers. */
-#define SF_RB_INLINE SF_AVX512 static inline __attribute__((always_inline))
-
-/* acc[r] = src row r (rows `stride` floats apart), or zero when src is NULL */
-SF_RB_INLINE void sf_rb_load(__m512 acc[][2], const float *src, size_t stride, const int R, const int NV)
-{
-#pragma GCC unroll 12
-  for (int r = 0; r < R; r++)
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; v++) acc[r][v] = src ? _mm512_loadu_ps(src + r * stride + 16 * v) : _mm512_setzero_ps();
-}
-
-/* acc[r][v] += a[r * astride] * b[16*v .. 16*v+16): one rank-1 update (a broadcast per row) */
-SF_RB_INLINE void sf_rb_update(__m512 acc[][2], const float *a, size_t astride, const float *b, const int R,
-                               const int NV)
-{
-  __m512 bv[2];
-#pragma GCC unroll 2
-  for (int v = 0; v < NV; v++) bv[v] = _mm512_loadu_ps(b + 16 * v);
-#pragma GCC unroll 12
-  for (int r = 0; r < R; r++) {
-    __m512 ab = _mm512_set1_ps(a[r * astride]);
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; v++) acc[r][v] = _mm512_fmadd_ps(ab, bv[v], acc[r][v]);
-  }
-}
-
-/* dst row r (rows `stride` floats apart) = acc[r] */
-SF_RB_INLINE void sf_rb_store(float *dst, size_t stride, __m512 acc[][2], const int R, const int NV)
-{
-#pragma GCC unroll 12
-  for (int r = 0; r < R; r++)
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; v++) _mm512_storeu_ps(dst + r * stride + 16 * v, acc[r][v]);
-}
-#else
-#define SF_HAVE_DIRECT 0
-#endif
 
 #endif

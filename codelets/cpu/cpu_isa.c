@@ -62,6 +62,14 @@ sf_cpu_isa sf_cpu_isa_active(void) /* called by every worker thread: decided onc
   return isa_active;
 }
 
+sf_cpu_isa sf_cpu_isa_set_for_testing(sf_cpu_isa isa)
+{
+  sf_cpu_isa best = sf_cpu_isa_supported();
+  pthread_once(&isa_once, isa_decide);
+  isa_active = isa > best ? best : isa;
+  return isa_active;
+}
+
 const char *sf_blas_core_name(void) { return openblas_get_corename(); }
 
 int sf_blas_core_is_generic(void)

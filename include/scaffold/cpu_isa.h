@@ -15,6 +15,10 @@ typedef enum {
  * environment: SF_CONV_DIRECT=0 gives SF_ISA_NONE, SF_CPU_ISA=c|avx2|avx512 caps it (a request
  * above what the CPU has is capped at what it has, with a warning on stderr). Decided once. */
 sf_cpu_isa sf_cpu_isa_active(void);
+/* Tests and benchmarks only: make `isa` the active set from now on (capped at what the CPU
+ * supports; returns the set now active), so one process can compare or check every set. Not
+ * thread-safe against kernels running meanwhile. */
+sf_cpu_isa sf_cpu_isa_set_for_testing(sf_cpu_isa isa);
 /* The best set this CPU supports, ignoring the environment */
 sf_cpu_isa sf_cpu_isa_supported(void);
 /* "none", "c", "avx2", "avx512" */

@@ -31,10 +31,12 @@ void sf_conv3d_forward_ref(float *y, const float *x_lo, const float *x, const fl
                            const float *w, int nd, int H, int W, int Cin, int Cout);
 void sf_conv3d_forward_blas(float *y, const float *x_lo, const float *x, const float *x_hi,
                             const float *w, int nd, int H, int W, int Cin, int Cout);
-/* Direct AVX-512 kernels (no im2col; codelets/cpu/conv3d_direct*.c), which _blas dispatches to where
- * they are faster (sf_conv3d_direct_wins). Need sf_conv3d_direct_available(): an AVX-512 CPU, and
- * SF_CONV_DIRECT not set to 0 (the switch for A/B runs); the forward needs Cout % 16 == 0, dX
- * Cin % 16 == 0. Same arguments as the _ref/_blas kernels. */
+/* Direct kernels (no im2col; codelets/cpu/conv3d_direct*.c) in the active CPU kernel set
+ * (scaffold/cpu_isa.h: AVX-512, AVX2+FMA or portable C, chosen at run time), which _blas dispatches
+ * to where they are faster (sf_conv3d_direct_wins: channel counts that are multiples of the vector
+ * width, per-set row-length rules; never the C set). Need sf_conv3d_direct_available(): a kernel
+ * set is active (SF_CONV_DIRECT not set to 0, the switch for A/B runs). Any channel counts. Same
+ * arguments as the _ref/_blas kernels. */
 int sf_conv3d_direct_available(void);
 /* Whether the direct kernel computes a conv producing `nout` channels (forward: Cout, dX: Cin), or
  * a weight gradient, faster than im2col + sgemm, on rows of W voxels */
@@ -44,7 +46,7 @@ void sf_conv3d_forward_direct(float *y, const float *x_lo, const float *x, const
                               const float *w, int nd, int H, int W, int Cin, int Cout);
 void sf_conv3d_backward_data_direct(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,
                                     const float *w, int nd, int H, int W, int Cin, int Cout);
-/* weight gradients (accumulated), Cout % 16 == 0: all taps, or the rows of taps [t0, t1) */
+/* weight gradients (accumulated): all taps, or the rows of taps [t0, t1) */
 void sf_conv3d_backward_weights_direct(float *dw, const float *x_lo, const float *x, const float *x_hi,
                                        const float *dy, int nd, int H, int W, int Cin, int Cout);
 void sf_conv3d_backward_weights_taps_direct(float *dw, int t0, int t1, const float *x_lo, const float *x,

@@ -7,7 +7,7 @@
  *                       decisions within rounding distance of their kink.
  *
  * Why a graph run is not compared with the reference's own trajectory: two implementations that sum
- * in different orders (direct AVX-512 kernels or im2col + sgemm, the BLAS core OpenBLAS picks for
+ * in different orders (direct AVX-512 or AVX2 kernels or im2col + sgemm, the BLAS core OpenBLAS picks for
  * the CPU, slab tiling) agree on one step from identical state to a few 1e-7 of each array's max,
  * but Adam's first update is about lr * sign(g), so weights with a tiny gradient move by up to 2 lr
  * differently, and from then on the runs are at different parameters, where a ReLU or max-pool

@@ -6,13 +6,15 @@
  * for few input and many output channels) and both dW GEMM orientations. Weight/bias gradients
  * start from a random non-zero accumulator, so the += contract is checked too. Also checks that
  * the workspace stays bounded on a volume whose unchunked im2col would be far larger. The direct
- * AVX-512 kernels, which _blas dispatches to where they win, are checked on their own too; CTest
- * runs the test a second time with SF_CONV_DIRECT=0 so the im2col path keeps its coverage. */
+ * kernels, which _blas dispatches to where they win, are checked on their own too, for every kernel
+ * set the CPU supports (portable C, AVX2, AVX-512); CTest runs the test a second time with
+ * SF_CONV_DIRECT=0 so the im2col path keeps its coverage. */
 #include <cblas.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "convtest.h"
+#include "scaffold/cpu_isa.h"
 #include "scaffold/ops.h"
 #include "scaffold/workspace.h"
 #include "testutil.h"
@@ -124,44 +126,41 @@ static void check_up(int nd, int H, int W, int Ci, int Co, uint64_t s)
   free(dxr), free(dxb), free(dwr), free(dwb), free(dbr), free(dbb);
 }
 
-/* The direct AVX-512 kernels called explicitly (whatever the dispatch thresholds), forward and dW
- * (whole and as two tap blocks) for Co % 16 == 0 and dX for Ci % 16 == 0: row lengths that split into uneven register blocks, a last
- * channel block of 16, odd input channel counts, and every halo combination. */
+/* The direct kernels of the active kernel set called explicitly (whatever the dispatch thresholds),
+ * forward, dX and dW (whole and as two tap blocks): row lengths that split into uneven register
+ * blocks, channel counts that fill one or two vectors or leave a partial last block, few input
+ * channels, and every halo combination. */
 static void check_direct(int nd, int H, int W, int Ci, int Co, int lo, int hi, uint64_t s)
 {
-  char tag[96], nm[160];
-  snprintf(tag, sizeof tag, "direct conv3d %dx%dx%d %d->%d halo %s/%s", nd, H, W, Ci, Co, lo ? "lo" : "-",
-           hi ? "hi" : "-");
+  char tag[128], nm[192];
+  snprintf(tag, sizeof tag, "direct[%s] conv3d %dx%dx%d %d->%d halo %s/%s", sf_cpu_isa_name(sf_cpu_isa_active()),
+           nd, H, W, Ci, Co, lo ? "lo" : "-", hi ? "hi" : "-");
   size_t pl_x = (size_t)H * W * Ci, pl_y = (size_t)H * W * Co, nw = (size_t)27 * Ci * Co;
   float *x = ct_rand(nd * pl_x, s), *xlo = lo ? ct_rand(pl_x, s + 1) : NULL, *xhi = hi ? ct_rand(pl_x, s + 2) : NULL;
   float *dy = ct_rand(nd * pl_y, s + 3), *dylo = lo ? ct_rand(pl_y, s + 4) : NULL;
   float *dyhi = hi ? ct_rand(pl_y, s + 5) : NULL, *w = ct_rand(nw, s + 6), *dw0 = ct_rand(nw, s + 7);
-  if (Co % 16 == 0) {
-    float *dwr = ct_copy(dw0, nw), *dwd = ct_copy(dw0, nw), *dws = ct_copy(dw0, nw);
-    sf_conv3d_backward_weights_ref(dwr, xlo, x, xhi, dy, nd, H, W, Ci, Co);
-    sf_conv3d_backward_weights_direct(dwd, xlo, x, xhi, dy, nd, H, W, Ci, Co);
-    snprintf(nm, sizeof nm, "%s dW (accumulated)", tag);
-    sf_check_close_f(nm, dwd, dwr, nw, RTOL);
-    sf_conv3d_backward_weights_taps_direct(dws, 0, 14, xlo, x, xhi, dy, nd, H, W, Ci, Co);
-    sf_conv3d_backward_weights_taps_direct(dws + (size_t)14 * Ci * Co, 14, 27, xlo, x, xhi, dy, nd, H, W, Ci, Co);
-    snprintf(nm, sizeof nm, "%s dW taps [0,14) + [14,27)", tag);
-    sf_check_close_f(nm, dws, dwr, nw, RTOL);
-    free(dwr), free(dwd), free(dws);
-  }
+  float *dwr = ct_copy(dw0, nw), *dwd = ct_copy(dw0, nw), *dws = ct_copy(dw0, nw);
+  sf_conv3d_backward_weights_ref(dwr, xlo, x, xhi, dy, nd, H, W, Ci, Co);
+  sf_conv3d_backward_weights_direct(dwd, xlo, x, xhi, dy, nd, H, W, Ci, Co);
+  snprintf(nm, sizeof nm, "%s dW (accumulated)", tag);
+  sf_check_close_f(nm, dwd, dwr, nw, RTOL);
+  sf_conv3d_backward_weights_taps_direct(dws, 0, 14, xlo, x, xhi, dy, nd, H, W, Ci, Co);
+  sf_conv3d_backward_weights_taps_direct(dws + (size_t)14 * Ci * Co, 14, 27, xlo, x, xhi, dy, nd, H, W, Ci, Co);
+  snprintf(nm, sizeof nm, "%s dW taps [0,14) + [14,27)", tag);
+  sf_check_close_f(nm, dws, dwr, nw, RTOL);
+  free(dwr), free(dwd), free(dws);
   typedef void (*conv_fn)(float *, const float *, const float *, const float *, const float *, int, int, int, int,
                           int);
   const struct {
     const char *dir;
-    int usable;
     conv_fn ref, direct;
     const float *lo, *in, *hi;
     size_t nout;
   } dirs[2] = {
-      {"forward", Co % 16 == 0, sf_conv3d_forward_ref, sf_conv3d_forward_direct, xlo, x, xhi, nd * pl_y},
-      {"dX", Ci % 16 == 0, sf_conv3d_backward_data_ref, sf_conv3d_backward_data_direct, dylo, dy, dyhi, nd * pl_x},
+      {"forward", sf_conv3d_forward_ref, sf_conv3d_forward_direct, xlo, x, xhi, nd * pl_y},
+      {"dX", sf_conv3d_backward_data_ref, sf_conv3d_backward_data_direct, dylo, dy, dyhi, nd * pl_x},
   };
   for (int i = 0; i < 2; i++) {
-    if (!dirs[i].usable) continue;
     float *ref = ct_zeros(dirs[i].nout), *out = ct_rand(dirs[i].nout, 99); /* garbage: must be written */
     dirs[i].ref(ref, dirs[i].lo, dirs[i].in, dirs[i].hi, w, nd, H, W, Ci, Co);
     dirs[i].direct(out, dirs[i].lo, dirs[i].in, dirs[i].hi, w, nd, H, W, Ci, Co);
@@ -172,23 +171,31 @@ static void check_direct(int nd, int H, int W, int Ci, int Co, int lo, int hi, u
   free(x), free(xlo), free(xhi), free(dy), free(dylo), free(dyhi), free(w), free(dw0);
 }
 
+/* Every kernel set this CPU supports (C, AVX2, AVX-512), each made the active one in turn; the
+ * set the environment chose is restored afterwards. */
 static void check_direct_all(void)
 {
-  if (!sf_conv3d_direct_available()) {
-    const char *env = getenv("SF_CONV_DIRECT");
-    printf("skip direct AVX-512 conv3d kernels: %s\n",
-           env && !strcmp(env, "0") ? "SF_CONV_DIRECT=0 (this run checks the im2col path)"
-                                    : "this CPU has no AVX-512");
+  sf_cpu_isa chosen = sf_cpu_isa_active(), best = sf_cpu_isa_supported();
+  if (chosen == SF_ISA_NONE) {
+    printf("skip direct conv3d kernels: SF_CONV_DIRECT=0 (this run checks the im2col path)\n");
     return;
   }
-  check_direct(3, 5, 7, 16, 32, 1, 1, 300);   /* one block of 7 voxels per row */
-  check_direct(2, 4, 13, 5, 48, 0, 1, 310);   /* 13 = 7 + 6; channels 32 + a last 16 */
-  check_direct(4, 3, 25, 32, 16, 1, 0, 320);  /* 25 = 9 + 8 + 8 */
-  check_direct(1, 1, 1, 16, 16, 0, 0, 330);   /* a single voxel */
-  check_direct(2, 2, 12, 48, 80, 1, 1, 340);  /* exactly one full block; 80 = 32 + 32 + 16 */
-  check_direct(5, 6, 24, 3, 32, 0, 0, 350);   /* few input channels (the network's first conv) */
-  check_direct(2, 70, 4, 16, 16, 1, 1, 360);  /* dW: 70 rows = row groups of 64 + 6 */
-  check_direct(3, 4, 20, 25, 32, 0, 1, 370);  /* dW: 25 input channels = blocks of 9 + 8 + 8 */
+  for (int isa = SF_ISA_C; isa <= (int)best; isa++) {
+    sf_cpu_isa_set_for_testing((sf_cpu_isa)isa);
+    check_direct(3, 5, 7, 16, 32, 1, 1, 300);   /* 7 voxels per row: one AVX-512 block, 4 + 3 with AVX2 */
+    check_direct(2, 4, 13, 5, 48, 0, 1, 310);   /* 13 = 7 + 6 (3 x 5 - 2); channels 32 + 16, 16 + 16 + 16 */
+    check_direct(4, 3, 25, 32, 16, 1, 0, 320);  /* 25 = 9 + 8 + 8 (5 + 5 + 5 + 5 + 5) */
+    check_direct(1, 1, 1, 16, 16, 0, 0, 330);   /* a single voxel */
+    check_direct(2, 2, 12, 48, 80, 1, 1, 340);  /* exactly full blocks; 80 = 32 + 32 + 16 */
+    check_direct(5, 6, 24, 3, 32, 0, 0, 350);   /* few input channels (the network's first conv) */
+    check_direct(3, 4, 11, 1, 8, 1, 1, 355);    /* one input channel, 8 output channels; odd W */
+    check_direct(3, 5, 9, 8, 8, 0, 1, 365);     /* 8 -> 8 (base-8 U-Net): one ymm, half a zmm */
+    check_direct(2, 3, 10, 24, 8, 1, 0, 375);   /* 24 = 16 + 8; dX: 8 -> 24 */
+    check_direct(2, 3, 6, 5, 20, 1, 1, 385);    /* 20 = 16 + a partial 4 (only the C set is used so) */
+    check_direct(2, 70, 4, 16, 16, 1, 1, 360);  /* dW: 70 rows = row groups of 64 + 6 */
+    check_direct(3, 4, 20, 25, 32, 0, 1, 370);  /* dW: 25 input channels = blocks of 9 + 8 + 8 (5 x 5) */
+  }
+  sf_cpu_isa_set_for_testing(chosen);
 }
 
 /* A 32x32x32 slab with 16 channels: unchunked im2col would need 32768*432*4 B = 54 MiB. */

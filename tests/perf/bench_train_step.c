@@ -23,6 +23,7 @@
 #include "scaffold/bound.h"
 #include "scaffold/common.h"
 #include "scaffold/config.h"
+#include "scaffold/cpu_isa.h"
 #include "scaffold/fsutil.h"
 #include "scaffold/graph.h"
 #include "scaffold/graph_record.h"
@@ -155,6 +156,12 @@ int main(int argc, char **argv)
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   const char *ct = getenv("OPENBLAS_CORETYPE");
+  char conv_kernels[96];
+  if (sf_conv3d_direct_available())
+    snprintf(conv_kernels, sizeof conv_kernels, "direct %s where it wins, else im2col + sgemm",
+             sf_cpu_isa_name(sf_cpu_isa_active()));
+  else
+    snprintf(conv_kernels, sizeof conv_kernels, "im2col + sgemm");
   printf("SFBENCH {\"tool\": \"bench_train_step\", \"problem_scale\": %d, \"base_channels\": %d, \"ncpu\": %d, "
          "\"sched\": \"%s\", \"nslabs\": %d, \"more_determinism\": %d, \"nparams\": %zu, \"fwd_gflop\": %.9g, "
          "\"warmup\": %d, \"steps\": %d, \"median_step_s\": %.6g, \"min_step_s\": %.6g, \"max_step_s\": %.6g, "
@@ -165,7 +172,7 @@ int main(int argc, char **argv)
          ps, base, ncpu, sched, nslabs, det, p.u.total_params, p.u.forward_flops * 1e-9, warm, timed, med,
          steps_sorted[0], steps_sorted[timed - 1], 1.0 / med, 3.0 * p.u.forward_flops / med * 1e-9,
          (double)ru.ru_maxrss / 1024.0, openblas_get_corename(), ct ? ct : "",
-         sf_conv3d_direct_available() ? "direct AVX-512 where it wins, else im2col + sgemm" : "im2col + sgemm",
+         conv_kernels,
          loss0, loss1, desc, sf_runtime_kind_name(rk), ntasks, rk == SF_RT_STARPU ? -1.0 : kern / timed, gdesc);
   for (int i = 0; i < timed; i++) printf("%s%.6g", i ? ", " : "", t[i]);
   printf("]}\n");
