@@ -4,6 +4,7 @@
  *   forward: y8[v][8*Cout] = x[v][Cin] . w[Cin][8*Cout], scattered to the children, plus bias
  *   dX:      dx[v][Cin]    = gather(dy)[v][8*Cout] . w^T
  *   dW:      dw[Cin][8*Cout] += x^T . gather(dy);   db += column sums of dy
+ * The direct kernels of upconv3d_direct.c take over where sf_upconv3d_direct_wins().
  * Voxels are processed in chunks so the y8 buffer (workspace slot 0) stays under SF_UPCONV_BYTES. */
 #include <cblas.h>
 #include <stdlib.h>
@@ -12,6 +13,8 @@
 #include "scaffold/common.h"
 #include "scaffold/ops.h"
 #include "scaffold/workspace.h"
+
+#include "upconv3d_child.h"
 
 #define SF_UPCONV_BYTES ((size_t)4 << 20)
 #define SF_UPCONV_MAX_ROWS 1024
@@ -23,20 +26,12 @@ static int chunk_rows(int Cout, size_t nvox)
   return (int)sf_min_sz(r, nvox);
 }
 
-/* Offset in a (2nd,2H,2W,C) tensor of child (a,p,0) of input voxel v; children q = 0, 1 are adjacent,
- * as they are in a y8 row, so each (a,p) moves 2*C contiguous floats. */
-static size_t child_pair(size_t v, int a, int p, int H, int W, int C)
-{
-  size_t hw = (size_t)H * W, d = v / hw, h = v / W % H, w = v % W;
-  return (((2 * d + a) * 2 * H + 2 * h + p) * 2 * W + 2 * w) * C;
-}
-
 /* y[children of voxels v0..v1-1] = y8: (v1-v0, 8*C) + b: (C) */
 static void scatter_children(float *y, const float *y8, const float *b, size_t v0, size_t v1, int H, int W, int C)
 {
   for (size_t v = v0; v < v1; v++)
     for (int ap = 0; ap < 4; ap++) {
-      float *yo = y + child_pair(v, ap >> 1, ap & 1, H, W, C);
+      float *yo = y + sf_upconv_child_pair(v, ap >> 1, ap & 1, H, W, C);
       const float *s = y8 + ((v - v0) * 4 + ap) * 2 * C;
       for (int q = 0; q < 2; q++)
         for (int c = 0; c < C; c++) yo[q * C + c] = s[q * C + c] + b[c];
@@ -48,7 +43,7 @@ static void gather_children(float *g8, const float *dy, size_t v0, size_t v1, in
 {
   for (size_t v = v0; v < v1; v++)
     for (int ap = 0; ap < 4; ap++)
-      memcpy(g8 + ((v - v0) * 4 + ap) * 2 * C, dy + child_pair(v, ap >> 1, ap & 1, H, W, C),
+      memcpy(g8 + ((v - v0) * 4 + ap) * 2 * C, dy + sf_upconv_child_pair(v, ap >> 1, ap & 1, H, W, C),
              (size_t)2 * C * sizeof(float));
 }
 
@@ -56,6 +51,10 @@ static void gather_children(float *g8, const float *dy, size_t v0, size_t v1, in
 void sf_upconv3d_forward_blas(float *y, const float *x, const float *w, const float *b,
                               int nd, int H, int W, int Cin, int Cout)
 {
+  if (sf_upconv3d_direct_wins(Cin, Cout)) {
+    sf_upconv3d_forward_direct(y, x, w, b, nd, H, W, Cin, Cout);
+    return;
+  }
   size_t nvox = (size_t)nd * H * W;
   if (nvox == 0) return;
   int rows = chunk_rows(Cout, nvox);
@@ -71,6 +70,10 @@ void sf_upconv3d_forward_blas(float *y, const float *x, const float *w, const fl
 /* dx: (nd,H,W,Cin) written from dy: (2nd,2H,2W,Cout) */
 void sf_upconv3d_backward_data_blas(float *dx, const float *dy, const float *w, int nd, int H, int W, int Cin, int Cout)
 {
+  if (sf_upconv3d_direct_wins(Cin, Cout)) {
+    sf_upconv3d_backward_data_direct(dx, dy, w, nd, H, W, Cin, Cout);
+    return;
+  }
   size_t nvox = (size_t)nd * H * W;
   if (nvox == 0) return;
   int rows = chunk_rows(Cout, nvox);
@@ -87,6 +90,10 @@ void sf_upconv3d_backward_data_blas(float *dx, const float *dy, const float *w, 
 void sf_upconv3d_backward_weights_blas(float *dw, float *db, const float *x, const float *dy,
                                        int nd, int H, int W, int Cin, int Cout)
 {
+  if (sf_upconv3d_direct_wins(Cin, Cout)) {
+    sf_upconv3d_backward_weights_direct(dw, db, x, dy, nd, H, W, Cin, Cout);
+    return;
+  }
   size_t nvox = (size_t)nd * H * W;
   if (nvox == 0) return;
   int rows = chunk_rows(Cout, nvox);
@@ -97,10 +104,5 @@ void sf_upconv3d_backward_weights_blas(float *dw, float *db, const float *x, con
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Cin, 8 * Cout, (int)(v1 - v0), 1.0f, x + v0 * Cin, Cin,
                 g8, 8 * Cout, 1.0f, dw, 8 * Cout);
   }
-  double *bsum = sf_calloc((size_t)Cout, sizeof(double), "upconv bias-gradient sums");
-  size_t nout = 8 * nvox;
-  for (size_t i = 0; i < nout; i++)
-    for (int co = 0; co < Cout; co++) bsum[co] += dy[i * Cout + co];
-  for (int co = 0; co < Cout; co++) db[co] += (float)bsum[co];
-  free(bsum);
+  sf_bias_grad_rows(db, dy, 8 * nvox, Cout);
 }

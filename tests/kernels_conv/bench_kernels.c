@@ -2,7 +2,10 @@
  * ones dispatch to the direct AVX-512 kernels where those win, SF_CONV_DIRECT=0 forces im2col) at
  * ScaFFold U-Net layer shapes, next to cblas_sgemm on a 2048^3 square product measured in the same
  * run, all on one thread. Prints a table with each figure as a percentage of that sgemm.
- * Usage: bench_kernels [--quick] [--reps N]   (--quick: base-8 shapes; default: base-64 shapes)
+ * The 1x1x1 and transposed conv _blas kernels likewise hand over to the direct kernels of the
+ * active CPU kernel set (SF_CPU_ISA caps it) unless SF_CONV_DIRECT=0.
+ * Usage: bench_kernels [--quick | --gemm] [--reps N]
+ *   (--quick: base-8 shapes; --gemm: the 1x1x1 and transposed conv layers; default: base-64 shapes)
  * Run it through scripts/bench-kernels. Figures are medians over N repetitions after one warm-up. */
 #include <cblas.h>
 #include <stdio.h>
@@ -10,6 +13,7 @@
 #include <string.h>
 
 #include "scaffold/common.h"
+#include "scaffold/cpu_isa.h"
 #include "scaffold/ops.h"
 #include "scaffold/rng.h"
 
@@ -38,6 +42,23 @@ static const shape base8[] = {
     {"ps5 b8 inc.conv2  32^3", CONV3, 32, 32, 32, 8, 8},
     {"ps5 b8 up3.conv1  32^3", CONV3, 32, 32, 32, 16, 8},
     {"ps5 b8 down1      16^3", CONV3, 16, 16, 16, 16, 16},
+};
+
+/* The 1x1x1 and transposed conv layers of the networks the issue's training steps run (bottleneck 3;
+ * upconv at level j: input edge 2^(ps-j), c_j -> c_j/2), plus the 512-channel level of base 64 */
+static const shape gemm[] = {
+    {"ps4 b8  up1 8^3->16^3", UPCONV, 8, 8, 8, 16, 8},
+    {"ps4 b8  outc 16^3", CONV1, 16, 16, 16, 8, 6},
+    {"ps5 b8  up1 8^3->16^3", UPCONV, 8, 8, 8, 32, 16},
+    {"ps5 b8  up2 16^3->32^3", UPCONV, 16, 16, 16, 16, 8},
+    {"ps5 b8  outc 32^3", CONV1, 32, 32, 32, 8, 6},
+    {"ps5 b16 up1 8^3->16^3", UPCONV, 8, 8, 8, 64, 32},
+    {"ps5 b16 up2 16^3->32^3", UPCONV, 16, 16, 16, 32, 16},
+    {"ps5 b16 outc 32^3", CONV1, 32, 32, 32, 16, 6},
+    {"ps5 b64 up1 8^3->16^3", UPCONV, 8, 8, 8, 256, 128},
+    {"ps5 b64 up2 16^3->32^3", UPCONV, 16, 16, 16, 128, 64},
+    {"ps5 b64 outc 32^3", CONV1, 32, 32, 32, 64, 6},
+    {"ps7 b64 up1 4^3->8^3", UPCONV, 4, 4, 4, 512, 256},
 };
 
 static float *rnd(size_t n, uint64_t stream)
@@ -114,15 +135,19 @@ int main(int argc, char **argv)
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick"))
       quick = 1;
+    else if (!strcmp(argv[i], "--gemm"))
+      quick = 2;
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
       reps = atoi(argv[++i]);
     else
-      sf_die(SF_EXIT_USAGE, "bench_kernels: unknown argument '%s' (expected --quick or --reps N)", argv[i]);
+      sf_die(SF_EXIT_USAGE, "bench_kernels: unknown argument '%s' (expected --quick, --gemm or --reps N)", argv[i]);
   }
   if (reps < 1 || reps > 31) sf_die(SF_EXIT_USAGE, "bench_kernels: --reps %d out of range (expected 1..31)", reps);
   openblas_set_num_threads(1);
-  const shape *list = quick ? base8 : base64;
-  int n = quick ? (int)(sizeof base8 / sizeof base8[0]) : (int)(sizeof base64 / sizeof base64[0]);
+  const shape *list = quick == 2 ? gemm : quick ? base8 : base64;
+  int n = quick == 2  ? (int)(sizeof gemm / sizeof gemm[0])
+          : quick ? (int)(sizeof base8 / sizeof base8[0])
+                  : (int)(sizeof base64 / sizeof base64[0]);
 
   /* The sgemm reference is sampled between the layers too, so a burst of load from other processes
    * shows up in its spread (printed) instead of skewing every percentage. */
@@ -145,6 +170,10 @@ int main(int argc, char **argv)
   printf("3x3x3 conv: %s\n", sf_conv3d_direct_available()
                                  ? "direct AVX-512 kernels where they win (rows >= 8 voxels; dW: >= 16), else im2col + sgemm"
                                  : "im2col + sgemm everywhere (no AVX-512, or SF_CONV_DIRECT=0)");
+  printf("1x1x1 and transposed conv: %s\n", sf_conv1_direct_wins(64, 6) ? "direct kernels" : "cblas_sgemm");
+  printf("CPU kernel set: %s (SF_CPU_ISA=%s, SF_CONV_DIRECT=%s)\n", sf_cpu_isa_name(sf_cpu_isa_active()),
+         getenv("SF_CPU_ISA") ? getenv("SF_CPU_ISA") : "unset",
+         getenv("SF_CONV_DIRECT") ? getenv("SF_CONV_DIRECT") : "unset");
   printf("cblas_sgemm 2048^3: %.1f GFLOP/s (= 100%%; median of %d samples between layers, spread %.1f-%.1f)\n\n",
          ref, ns, lo, hi);
   printf("%-27s %9s %10s | %15s | %15s | %15s\n", "layer (nd x H x W)", "Cin->Cout", "GFLOP/dir", "forward",

@@ -1,0 +1,52 @@
+/* The direct small-GEMM kernel (gemm_direct.h) instantiated once per CPU kernel set from the one
+ * body in gemm_direct_body.h, and the run-time choice between them (scaffold/cpu_isa.h). */
+#include "gemm_direct.h"
+
+#include "scaffold/cpu_isa.h"
+
+#include "gemm_direct_vec.h"
+
+#define GD_V v4
+#define GD_VL 4
+#define GD_RMAX 4
+#define GD_TARGET
+#define GD_SUFFIX c
+#include "gemm_direct_body.h"
+#undef GD_V
+#undef GD_VL
+#undef GD_RMAX
+#undef GD_TARGET
+#undef GD_SUFFIX
+
+#if SF_GD_HAVE_X86
+#define GD_V v8
+#define GD_VL 8
+#define GD_RMAX 6 /* 12 accumulators + 2 B vectors + 1 broadcast of the 16 ymm registers */
+#define GD_TARGET __attribute__((target("avx2,fma")))
+#define GD_SUFFIX avx2
+#include "gemm_direct_body.h"
+#undef GD_V
+#undef GD_VL
+#undef GD_RMAX
+#undef GD_TARGET
+#undef GD_SUFFIX
+
+#define GD_V v16
+#define GD_VL 16
+#define GD_RMAX 12 /* 24 accumulators + 2 B vectors + 1 broadcast of the 32 zmm registers */
+#define GD_TARGET __attribute__((target("avx512f,fma")))
+#define GD_SUFFIX avx512
+#include "gemm_direct_body.h"
+#endif
+
+void sf_gd_run(const sf_gd_problem *p)
+{
+  if (p->M <= 0 || p->N <= 0) return;
+  switch (sf_cpu_isa_active()) {
+#if SF_GD_HAVE_X86
+  case SF_ISA_AVX512: sf_gd_run_avx512(p); return;
+  case SF_ISA_AVX2: sf_gd_run_avx2(p); return;
+#endif
+  default: sf_gd_run_c(p); return;
+  }
+}
