@@ -39,14 +39,33 @@
 #include "gemm_direct_body.h"
 #endif
 
-void sf_gd_run(const sf_gd_problem *p)
+#define GD_KC 256 /* K per pass of a one-segment product: a block's A rows and B columns stay in L1/L2 */
+
+static void run_isa(const sf_gd_problem *p)
 {
-  if (p->M <= 0 || p->N <= 0) return;
   switch (sf_cpu_isa_active()) {
 #if SF_GD_HAVE_X86
   case SF_ISA_AVX512: sf_gd_run_avx512(p); return;
   case SF_ISA_AVX2: sf_gd_run_avx2(p); return;
 #endif
   default: sf_gd_run_c(p); return;
+  }
+}
+
+void sf_gd_run(const sf_gd_problem *p)
+{
+  if (p->M <= 0 || p->N <= 0) return;
+  if (p->nseg != 1 || p->seg[0].len <= GD_KC) {
+    run_isa(p);
+    return;
+  }
+  /* long K (the transposed conv's dX: 8*Cout): passes of GD_KC, the later ones accumulating */
+  sf_gd_problem q = *p;
+  for (int k0 = 0; k0 < p->seg[0].len; k0 += GD_KC) {
+    sf_gd_seg s = {p->seg[0].a + k0 * p->aks, p->seg[0].b + k0 * p->bks,
+                   p->seg[0].len - k0 < GD_KC ? p->seg[0].len - k0 : GD_KC};
+    q.seg = &s;
+    q.init = k0 ? SF_GD_ACC : p->init;
+    run_isa(&q);
   }
 }

@@ -56,14 +56,17 @@ SF_V4 v4_t v4_load(const float *p)
   memcpy(&v, p, sizeof v);
   return v;
 }
-SF_V4 v4_t v4_loadn(const float *p, v4_mask n)
+SF_V4 v4_t v4_loadn(const float *p, v4_mask n) /* lane by lane: a memcpy of n floats is a libc call */
 {
   v4_t v = {0, 0, 0, 0};
-  memcpy(&v, p, (size_t)n * sizeof(float));
+  for (int i = 0; i < n; i++) v[i] = p[i];
   return v;
 }
 SF_V4 void v4_store(float *p, v4_t v) { memcpy(p, &v, sizeof v); }
-SF_V4 void v4_storen(float *p, v4_t v, v4_mask n) { memcpy(p, &v, (size_t)n * sizeof(float)); }
+SF_V4 void v4_storen(float *p, v4_t v, v4_mask n)
+{
+  for (int i = 0; i < n; i++) p[i] = v[i];
+}
 SF_V4 v4_t v4_set1(float a) { return (v4_t){a, a, a, a}; }
 SF_V4 v4_t v4_fma(v4_t a, v4_t b, v4_t c) { return a * b + c; }
 SF_V4 v4_t v4_zero(void) { return (v4_t){0, 0, 0, 0}; }

@@ -5,7 +5,8 @@
  *   dX:      dx[v][Cin]    = gather(dy)[v][8*Cout] . w^T
  *   dW:      dw[Cin][8*Cout] += x^T . gather(dy);   db += column sums of dy
  * The direct kernels of upconv3d_direct.c take over where sf_upconv3d_direct_wins().
- * Voxels are processed in chunks so the y8 buffer (workspace slot 0) stays under SF_UPCONV_BYTES. */
+ * Voxels are processed in chunks so the y8 buffer (workspace slot 0) stays under SF_UPCONV_BYTES
+ * (upconv3d_child.h). */
 #include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,37 +16,6 @@
 #include "scaffold/workspace.h"
 
 #include "upconv3d_child.h"
-
-#define SF_UPCONV_BYTES ((size_t)4 << 20)
-#define SF_UPCONV_MAX_ROWS 1024
-
-static int chunk_rows(int Cout, size_t nvox)
-{
-  size_t r = SF_UPCONV_BYTES / ((size_t)8 * Cout * sizeof(float));
-  r = sf_max_sz(8, sf_min_sz(r, SF_UPCONV_MAX_ROWS));
-  return (int)sf_min_sz(r, nvox);
-}
-
-/* y[children of voxels v0..v1-1] = y8: (v1-v0, 8*C) + b: (C) */
-static void scatter_children(float *y, const float *y8, const float *b, size_t v0, size_t v1, int H, int W, int C)
-{
-  for (size_t v = v0; v < v1; v++)
-    for (int ap = 0; ap < 4; ap++) {
-      float *yo = y + sf_upconv_child_pair(v, ap >> 1, ap & 1, H, W, C);
-      const float *s = y8 + ((v - v0) * 4 + ap) * 2 * C;
-      for (int q = 0; q < 2; q++)
-        for (int c = 0; c < C; c++) yo[q * C + c] = s[q * C + c] + b[c];
-    }
-}
-
-/* g8: (v1-v0, 8*C) = dy[children of voxels v0..v1-1] */
-static void gather_children(float *g8, const float *dy, size_t v0, size_t v1, int H, int W, int C)
-{
-  for (size_t v = v0; v < v1; v++)
-    for (int ap = 0; ap < 4; ap++)
-      memcpy(g8 + ((v - v0) * 4 + ap) * 2 * C, dy + sf_upconv_child_pair(v, ap >> 1, ap & 1, H, W, C),
-             (size_t)2 * C * sizeof(float));
-}
 
 /* y: (2nd,2H,2W,Cout) written; x: (nd,H,W,Cin); w: (Cin,8*Cout); b: (Cout) */
 void sf_upconv3d_forward_blas(float *y, const float *x, const float *w, const float *b,
@@ -57,13 +27,13 @@ void sf_upconv3d_forward_blas(float *y, const float *x, const float *w, const fl
   }
   size_t nvox = (size_t)nd * H * W;
   if (nvox == 0) return;
-  int rows = chunk_rows(Cout, nvox);
+  int rows = sf_upconv_chunk_rows(Cout, nvox);
   float *y8 = sf_workspace_floats(0, (size_t)rows * 8 * Cout);
   for (size_t v0 = 0; v0 < nvox; v0 += rows) {
     size_t v1 = sf_min_sz(nvox, v0 + rows);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(v1 - v0), 8 * Cout, Cin, 1.0f, x + v0 * Cin, Cin,
                 w, 8 * Cout, 0.0f, y8, 8 * Cout);
-    scatter_children(y, y8, b, v0, v1, H, W, Cout);
+    sf_upconv_scatter(y, y8, b, v0, v1, H, W, Cout);
   }
 }
 
@@ -76,11 +46,11 @@ void sf_upconv3d_backward_data_blas(float *dx, const float *dy, const float *w, 
   }
   size_t nvox = (size_t)nd * H * W;
   if (nvox == 0) return;
-  int rows = chunk_rows(Cout, nvox);
+  int rows = sf_upconv_chunk_rows(Cout, nvox);
   float *g8 = sf_workspace_floats(0, (size_t)rows * 8 * Cout);
   for (size_t v0 = 0; v0 < nvox; v0 += rows) {
     size_t v1 = sf_min_sz(nvox, v0 + rows);
-    gather_children(g8, dy, v0, v1, H, W, Cout);
+    sf_upconv_gather(g8, dy, v0, v1, H, W, Cout);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(v1 - v0), Cin, 8 * Cout, 1.0f, g8, 8 * Cout, w,
                 8 * Cout, 0.0f, dx + v0 * Cin, Cin);
   }
@@ -96,11 +66,11 @@ void sf_upconv3d_backward_weights_blas(float *dw, float *db, const float *x, con
   }
   size_t nvox = (size_t)nd * H * W;
   if (nvox == 0) return;
-  int rows = chunk_rows(Cout, nvox);
+  int rows = sf_upconv_chunk_rows(Cout, nvox);
   float *g8 = sf_workspace_floats(0, (size_t)rows * 8 * Cout);
   for (size_t v0 = 0; v0 < nvox; v0 += rows) {
     size_t v1 = sf_min_sz(nvox, v0 + rows);
-    gather_children(g8, dy, v0, v1, H, W, Cout);
+    sf_upconv_gather(g8, dy, v0, v1, H, W, Cout);
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Cin, 8 * Cout, (int)(v1 - v0), 1.0f, x + v0 * Cin, Cin,
                 g8, 8 * Cout, 1.0f, dw, 8 * Cout);
   }

@@ -1,10 +1,11 @@
 /* Transposed convolution, kernel 2, stride 2, with bias, with the direct small-GEMM kernel
- * (gemm_direct.h) instead of cblas_sgemm: no y8/g8 staging buffer, the products read and write the
- * children in place. Per input row (d,h) and child pair (a,p) the children of the row's W voxels
- * are 2*Cout floats apart (upconv3d_child.h), so each is a strided product:
- *   forward: y[children (a,p)] (W, 2Cout) = b + x_row (W, Cin) . w[:, (a,p) block] (Cin, 2Cout)
- *   dX:      dx_row (W, Cin) = sum over (a,p) of dy[children (a,p)] (W, 2Cout) . w^T block (2Cout, Cin)
- *   dW:      dw[:, (a,p) block] (Cin, 2Cout) += sum over rows of x_row^T . dy[children (a,p)]
+ * (gemm_direct.h) instead of cblas_sgemm. Forward and dX stage a chunk of voxels' children as the
+ * sgemm kernels do (y8/g8, upconv3d_child.h), so one product spans many input rows and each weight
+ * block is reused over the chunk (per-row products, with W = 2..8 at the deep levels, re-read the
+ * weights every few voxels and ran at 5-40% of sgemm). dW reads the children in place: per input
+ * row (d,h) and child pair (a,p) the children of the row's W voxels are 2*Cout floats apart, so
+ *   dW: dw[:, (a,p) block] (Cin, 2Cout) += sum over rows of x_row^T (Cin, W) . dy[children (a,p)] (W, 2Cout)
+ * with the rows as the segments of one product (gemm_direct.h).
  * Same contracts as upconv3d_ref.c / upconv3d_blas.c (scaffold/ops.h). */
 #include "scaffold/common.h"
 #include "scaffold/cpu_isa.h"
@@ -26,34 +27,36 @@ int sf_upconv3d_direct_wins(int Cin, int Cout)
 void sf_upconv3d_forward_direct(float *y, const float *x, const float *w, const float *b, int nd, int H, int W,
                                 int Cin, int Cout)
 {
-  float *b2 = sf_workspace_floats(0, (size_t)2 * Cout); /* the bias of a child pair (q = 0, 1) */
-  for (int c = 0; c < 2 * Cout; c++) b2[c] = b[c % Cout];
-  for (size_t v0 = 0; v0 < (size_t)nd * H * W; v0 += W) {
-    for (int ap = 0; ap < 4; ap++) {
-      sf_gd_seg seg = {x + v0 * Cin, w + (size_t)ap * 2 * Cout, Cin};
-      sf_gd_problem p = {.seg = &seg, .nseg = 1, .M = W, .N = 2 * Cout, .init = SF_GD_BIAS,
-                         .ars = (size_t)Cin, .aks = 1, .bks = (size_t)8 * Cout, .ldc = (size_t)2 * Cout,
-                         .c = y + sf_upconv_child_pair(v0, ap >> 1, ap & 1, H, W, Cout), .bias = b2};
-      sf_gd_run(&p);
-    }
+  size_t nvox = (size_t)nd * H * W;
+  if (nvox == 0) return;
+  int rows = sf_upconv_chunk_rows(Cout, nvox);
+  float *y8 = sf_workspace_floats(0, (size_t)rows * 8 * Cout);
+  for (size_t v0 = 0; v0 < nvox; v0 += rows) {
+    size_t v1 = sf_min_sz(nvox, v0 + rows);
+    sf_gd_seg seg = {x + v0 * Cin, w, Cin};
+    sf_gd_problem p = {.seg = &seg, .nseg = 1, .M = (int)(v1 - v0), .N = 8 * Cout, .init = SF_GD_ZERO,
+                       .ars = (size_t)Cin, .aks = 1, .bks = (size_t)8 * Cout, .ldc = (size_t)8 * Cout, .c = y8};
+    sf_gd_run(&p);
+    sf_upconv_scatter(y, y8, b, v0, v1, H, W, Cout);
   }
 }
 
-/* w^T: (8*Cout, Cin) copied once (workspace slot 0), so its rows are contiguous along Cin */
+/* w^T: (8*Cout, Cin) copied once (workspace slot 1), so its rows are contiguous along Cin */
 void sf_upconv3d_backward_data_direct(float *dx, const float *dy, const float *w, int nd, int H, int W, int Cin,
                                       int Cout)
 {
-  size_t n8 = (size_t)8 * Cout;
-  float *wt = sf_workspace_floats(0, n8 * Cin);
+  size_t nvox = (size_t)nd * H * W, n8 = (size_t)8 * Cout;
+  if (nvox == 0) return;
+  int rows = sf_upconv_chunk_rows(Cout, nvox);
+  float *g8 = sf_workspace_floats(0, (size_t)rows * n8), *wt = sf_workspace_floats(1, n8 * Cin);
   for (int ci = 0; ci < Cin; ci++)
     for (size_t k = 0; k < n8; k++) wt[k * Cin + ci] = w[ci * n8 + k];
-  for (size_t v0 = 0; v0 < (size_t)nd * H * W; v0 += W) {
-    sf_gd_seg seg[4];
-    for (int ap = 0; ap < 4; ap++)
-      seg[ap] = (sf_gd_seg){dy + sf_upconv_child_pair(v0, ap >> 1, ap & 1, H, W, Cout),
-                            wt + (size_t)ap * 2 * Cout * Cin, 2 * Cout};
-    sf_gd_problem p = {.seg = seg, .nseg = 4, .M = W, .N = Cin, .init = SF_GD_ZERO, .ars = (size_t)2 * Cout,
-                       .aks = 1, .bks = (size_t)Cin, .ldc = (size_t)Cin, .c = dx + v0 * Cin};
+  for (size_t v0 = 0; v0 < nvox; v0 += rows) {
+    size_t v1 = sf_min_sz(nvox, v0 + rows);
+    sf_upconv_gather(g8, dy, v0, v1, H, W, Cout);
+    sf_gd_seg seg = {g8, wt, (int)n8};
+    sf_gd_problem p = {.seg = &seg, .nseg = 1, .M = (int)(v1 - v0), .N = Cin, .init = SF_GD_ZERO,
+                       .ars = n8, .aks = 1, .bks = (size_t)Cin, .ldc = (size_t)Cin, .c = dx + v0 * Cin};
     sf_gd_run(&p);
   }
 }

@@ -6,11 +6,13 @@
  * active CPU kernel set (SF_CPU_ISA caps it) unless SF_CONV_DIRECT=0.
  * Usage: bench_kernels [--quick | --gemm] [--reps N]
  *   (--quick: base-8 shapes; --gemm: the 1x1x1 and transposed conv layers; default: base-64 shapes)
- * Run it through scripts/bench-kernels. Figures are medians over N repetitions after one warm-up. */
+ * Run it through scripts/bench-kernels. Figures are medians over N repetitions after one warm-up,
+ * timed in thread CPU time (robust to other jobs on the machine; cache misses they cause still count). */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "scaffold/common.h"
 #include "scaffold/cpu_isa.h"
@@ -70,6 +72,15 @@ static float *rnd(size_t n, uint64_t stream)
   return p;
 }
 
+/* This thread's CPU time: the kernels and sgemm run on the calling thread (1 OpenBLAS thread), so
+ * time spent descheduled on a machine shared with other jobs does not count against them. */
+static double cpu_now(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
   double x = *(const double *)a, y = *(const double *)b;
@@ -88,9 +99,9 @@ static double sgemm_gflops(int n, int reps)
   double t[32];
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
   for (int r = 0; r < reps; r++) {
-    double t0 = sf_now();
+    double t0 = cpu_now();
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-    t[r] = sf_now() - t0;
+    t[r] = cpu_now() - t0;
   }
   free(a), free(b), free(c);
   return 2.0 * n * n * (double)n / median(t, reps) * 1e-9;
@@ -108,7 +119,7 @@ static double time_dir(const shape *s, int dir, int reps)
   float *y = rnd(nout * s->Co, 18), *dx = rnd(nv * s->Ci, 19), *dw = rnd(nw, 20), *db = rnd(s->Co, 21);
   double t[32];
   for (int r = -1; r < reps; r++) { /* r = -1: warm-up (workspace growth, page faults) */
-    double t0 = sf_now();
+    double t0 = cpu_now();
     if (s->kind == CONV3) {
       if (dir == 0) sf_conv3d_forward_blas(y, xlo, x, xhi, w, s->nd, s->H, s->W, s->Ci, s->Co);
       if (dir == 1) sf_conv3d_backward_data_blas(dx, glo, dy, ghi, w, s->nd, s->H, s->W, s->Ci, s->Co);
@@ -122,7 +133,7 @@ static double time_dir(const shape *s, int dir, int reps)
       if (dir == 1) sf_conv1_backward_data_blas(dx, dy, w, nv, s->Ci, s->Co);
       if (dir == 2) sf_conv1_backward_weights_blas(dw, db, x, dy, nv, s->Ci, s->Co);
     }
-    if (r >= 0) t[r] = sf_now() - t0;
+    if (r >= 0) t[r] = cpu_now() - t0;
   }
   free(x), free(dy), free(w), free(b), free(xlo), free(xhi), free(glo), free(ghi);
   free(y), free(dx), free(dw), free(db);
@@ -165,7 +176,7 @@ int main(int argc, char **argv)
   double ref = median(samples, ns);
 
   const char *ct = getenv("OPENBLAS_CORETYPE");
-  printf("OpenBLAS core %s (OPENBLAS_CORETYPE=%s), 1 thread, median of %d\n", openblas_get_corename(),
+  printf("OpenBLAS core %s (OPENBLAS_CORETYPE=%s), 1 thread, median of %d, thread CPU time\n", openblas_get_corename(),
          ct ? ct : "unset", reps);
   printf("3x3x3 conv: %s\n", sf_conv3d_direct_available()
                                  ? "direct AVX-512 kernels where they win (rows >= 8 voxels; dW: >= 16), else im2col + sgemm"

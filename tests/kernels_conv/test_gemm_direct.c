@@ -104,6 +104,7 @@ int main(void)
   check_conv1(300, 16, 2, 140);   /* dW over two voxel blocks of 256 */
   check_conv1(257, 19, 33, 150);  /* tails on both channel counts; 33 = 2 vectors + 1 */
   check_conv1(50, 40, 48, 160);   /* several column blocks, none partial with AVX2/C */
+  check_conv1(20, 300, 5, 170);   /* forward K = 300: two passes over K (256 + 44) */
 
   check_up(1, 1, 1, 3, 2, 200);
   check_up(2, 3, 5, 7, 4, 210);
@@ -113,5 +114,6 @@ int main(void)
   check_up(8, 12, 11, 8, 4, 250);  /* 96 input rows: dW over several blocks of rows */
   check_up(2, 2, 2, 64, 32, 260);  /* the deepest level shape, scaled down */
   check_up(1, 3, 3, 5, 3, 270);    /* odd channels everywhere: 2*Cout = 6 */
+  check_up(1, 2, 3, 16, 40, 280);  /* dX K = 8*Cout = 320: two passes over K (256 + 64) */
   return sf_test_end();
 }
