@@ -3,8 +3,12 @@
 #include "gemm_direct.h"
 
 #include "scaffold/cpu_isa.h"
+#include "scaffold/workspace.h"
 
 #include "gemm_direct_vec.h"
+
+#define SF_GD_PACK_SLOT 2 /* free during these kernels: slot 2 is the 3x3x3 direct kernels' ring */
+#define SF_GD_MAX_SEG 256 /* segments packed (more: B read in place) */
 
 #define GD_V v4
 #define GD_VL 4
@@ -68,4 +72,13 @@ void sf_gd_run(const sf_gd_problem *p)
     q.init = k0 ? SF_GD_ACC : p->init;
     run_isa(&q);
   }
+}
+
+void sf_gd_transpose(float *dst, const float *src, size_t rows, size_t cols)
+{
+  const size_t B = 32;
+  for (size_t r0 = 0; r0 < rows; r0 += B)
+    for (size_t c0 = 0; c0 < cols; c0 += B)
+      for (size_t c = c0; c < c0 + B && c < cols; c++)
+        for (size_t r = r0; r < r0 + B && r < rows; r++) dst[c * rows + r] = src[r * cols + c];
 }

@@ -29,4 +29,7 @@ typedef struct {
 /* Runs p with the active CPU kernel set (sf_cpu_isa_active(); SF_ISA_NONE runs the portable one). */
 void sf_gd_run(const sf_gd_problem *p);
 
+/* dst: (cols, rows) = src: (rows, cols)^T, in cache-sized blocks */
+void sf_gd_transpose(float *dst, const float *src, size_t rows, size_t cols);
+
 #endif

@@ -69,16 +69,34 @@ static void (*const GD_FN(gd_tiles)[2][2][GD_RMAX])(const sf_gd_problem *, size_
     {{GD_ROWS(GD_REF_TILE, 2, 0)}, {GD_ROWS(GD_REF_TILE, 2, 1)}},
 };
 
-/* Column blocks of 2 vectors outside, row blocks inside, so a block's B columns stay in L1. */
+/* Column blocks of 2 vectors outside, row blocks inside. With many row blocks and B rows far apart
+ * (>= 1 KiB, which fall into few L1 sets), a column block's B rows are first packed contiguously
+ * (workspace slot SF_GD_PACK_SLOT); for near rows packing cost more than it saved (measured). */
 static void GD_FN(sf_gd_run_)(const sf_gd_problem *p)
 {
+  int pack = p->M >= 4 * GD_RMAX && p->bks >= 256 && p->nseg <= SF_GD_MAX_SEG;
+  sf_gd_seg packed[SF_GD_MAX_SEG];
+  size_t K = 0;
+  for (int s = 0; s < p->nseg; s++) K += (size_t)p->seg[s].len;
+  float *pk = pack ? sf_workspace_floats(SF_GD_PACK_SLOT, K * 2 * GD_VL) : NULL;
   for (int n0 = 0; n0 < p->N; n0 += 2 * GD_VL) {
     int cols = p->N - n0 < 2 * GD_VL ? p->N - n0 : 2 * GD_VL;
     int nv = (cols + GD_VL - 1) / GD_VL, nt = cols - (nv - 1) * GD_VL;
+    sf_gd_problem q = *p;
+    size_t boff = (size_t)n0;
+    if (pack) {
+      float *dst = pk;
+      for (int s = 0; s < p->nseg; s++) {
+        const float *src = p->seg[s].b + n0;
+        for (int k = 0; k < p->seg[s].len; k++) memcpy(dst + (size_t)k * 2 * GD_VL, src + k * p->bks, cols * sizeof(float));
+        packed[s] = (sf_gd_seg){p->seg[s].a, dst, p->seg[s].len};
+        dst += (size_t)p->seg[s].len * 2 * GD_VL;
+      }
+      q.seg = packed, q.bks = 2 * GD_VL, q.bias = p->bias ? p->bias + n0 : NULL, boff = 0;
+    }
     for (int m0 = 0; m0 < p->M; m0 += GD_RMAX) {
       int r = p->M - m0 < GD_RMAX ? p->M - m0 : GD_RMAX;
-      GD_FN(gd_tiles)[nv - 1][nt != GD_VL][r - 1](p, (size_t)m0 * p->ars, (size_t)n0,
-                                                  p->c + (size_t)m0 * p->ldc + n0, nt);
+      GD_FN(gd_tiles)[nv - 1][nt != GD_VL][r - 1](&q, (size_t)m0 * p->ars, boff, p->c + (size_t)m0 * p->ldc + n0, nt);
     }
   }
 }
