@@ -11,12 +11,14 @@
 #define CONV1_DIRECT_ROWS 1024 /* voxels per forward/dX block: x and y of a block stay in L2 */
 #define CONV1_DIRECT_DW_ROWS 256 /* voxels per dW block: dw is re-read once per block */
 
-/* Measured with scripts/bench-kernels --gemm (1 thread, thread CPU time) on an AMD EPYC Zen 3 (AVX2,
- * no AVX-512) shared with other jobs, GFLOP/s forward / dX / dW, outc layers (32768 voxels):
- *   64->6: AVX2 direct 22.5 / 19.9 / 8.7; sgemm Zen core 7.4 / 8.0 / 5.8; Prescott 9.3 / 8.3 / 8.1
- *    8->6: AVX2 direct 10.4 / 30.5 / 12.7; sgemm Zen core 5.2 / 8.6 / 3.8; Prescott 6.5 / 7.3 / 7.9
+/* Measured in one run of scripts/bench-kernels --gemm --coretype default --coretype Prescott (1 thread,
+ * thread CPU time) on an AMD EPYC Zen 3 (AVX2, no AVX-512) shared with other jobs, GFLOP/s
+ * forward / dX / dW of the outc layers (32768 voxels):
+ *   64->6: AVX2 direct 17.2 / 14.6 / 6.4;  sgemm Zen core 8.1 / 10.2 / 6.1;  Prescott 4.3 / 5.8 / 5.9
+ *    8->6: AVX2 direct 10.7 / 30.7 / 11.9; sgemm Zen core 10.3 / 14.3 / 7.3; Prescott 6.2 / 7.3 / 7.0
  * so AVX2 (and AVX-512, assumed alike: not measured here) always wins; the portable C set's partial
- * vectors (Cout = 6 < 2 x 4 lanes) lose even to Prescott (64->6: 4.1 / 12.2 / 3.3), so C keeps sgemm. */
+ * vectors (Cout = 6 < 2 x 4 lanes) lose even to Prescott (separate run, 64->6: 4.1 / 12.2 / 3.3
+ * against 9.3 / 8.3 / 8.1), so the C set keeps sgemm. */
 int sf_conv1_direct_wins(int Cin, int Cout)
 {
   (void)Cin, (void)Cout;

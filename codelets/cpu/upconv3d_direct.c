@@ -18,18 +18,20 @@
 #define UPCONV_DW_VOXELS 256 /* input voxels per dW block (whole rows): dw is re-read once per block */
 #define UPCONV_DW_MAX_ROWS UPCONV_DW_VOXELS
 
-/* Measured with scripts/bench-kernels --gemm (1 thread, thread CPU time) on an AMD EPYC Zen 3 (AVX2,
- * no AVX-512) shared with other jobs, GFLOP/s forward / dX / dW:
- *   layer (input, Cin->Cout)  AVX2 direct          sgemm Zen core       sgemm Prescott      C direct
- *   16^3  16->8               29.5 / 52.5 / 27.8   12.9 / 23.2 / 23.3   10.6 / 12.4 / 10.5   21.3 / 31.7 / 20.5
- *    8^3  64->32              34.8 / 33.2 / 50.9   50.5 / 50.1 / 54.7   24.9 / 16.4 / 18.4   34.5 / 38.1 / 33.3
- *   16^3 128->64              52.6 / 37.8 / 41.3   52.6 / 54.3 / 42.6   15.4 / 15.0 / 15.9   21.2 / 29.9 / 23.4
- *    8^3 256->128             40.3 / 48.7 / 36.1   58.0 / 48.7 / 56.0   18.1 / 17.2 / 15.0   23.7 / 27.3 / 21.6
- *    4^3 512->256             18.5 / 13.7 / 28.8   60.1 / 54.5 / 67.6   17.5 / 16.9 / 27.4   15.2 /  9.8 / 13.3
- * Direct AVX2 beats a generic (Prescott) core everywhere but the 512-channel dX (13.7 vs 16.9: there
- * transposing the 4 MiB weight for 64 voxels costs 4 ms), so it takes every layer then; a good core
- * (Zen) still wins from 128 input channels (1.0-1.4x, 3-4x at 512), so sgemm keeps those. AVX-512
- * is assumed alike (not measured here). The C set beats Prescott below 512 channels only. */
+/* Measured in one run of scripts/bench-kernels --gemm --coretype default --coretype Prescott (1 thread,
+ * thread CPU time) on an AMD EPYC Zen 3 (AVX2, no AVX-512) shared with other jobs, GFLOP/s fwd/dX/dW:
+ *   layer (input, Cin->Cout)  AVX2 direct          sgemm Zen core       sgemm Prescott
+ *   16^3  16->8               29.5 / 51.3 / 26.9   14.2 / 17.4 / 17.5   11.7 / 13.4 / 11.8
+ *    8^3  64->32              65.7 / 74.4 / 64.1   25.6 / 38.7 / 46.5   21.0 / 16.5 / 16.1
+ *   16^3 128->64              47.0 / 37.4 / 39.3   52.0 / 49.5 / 41.7   17.1 / 15.5 / 14.8
+ *    8^3 256->128             39.4 / 36.3 / 32.3   54.9 / 52.6 / 55.3   12.2 / 10.2 / 11.6
+ *    4^3 512->256             16.1 / 11.7 / 28.6   68.2 / 68.0 / 77.8   13.9 / 14.6 / 27.2
+ * Direct AVX2 beats a generic (Prescott) core 2-4x up to 256 channels and ties it at 512 (where
+ * transposing the 4 MiB weight for 64 voxels costs the dX 4 ms), so it takes every layer then; a
+ * good core (Zen) still wins from 128 input channels (1.1-1.7x, 2.7-5.8x at 512), so sgemm keeps
+ * those. AVX-512 is assumed alike (not measured here). The portable C set (SF_CPU_ISA=c, separate
+ * run: 16->8 21.3 / 31.7 / 20.5, 256->128 23.7 / 27.3 / 21.6, 512->256 15.2 / 9.8 / 13.3) beats
+ * Prescott below 512 channels only and never a good core. */
 int sf_upconv3d_direct_wins(int Cin, int Cout)
 {
   (void)Cout;
