@@ -88,7 +88,8 @@ static void GD_FN(sf_gd_run_)(const sf_gd_problem *p)
       float *dst = pk;
       for (int s = 0; s < p->nseg; s++) {
         const float *src = p->seg[s].b + n0;
-        for (int k = 0; k < p->seg[s].len; k++) memcpy(dst + (size_t)k * 2 * GD_VL, src + k * p->bks, cols * sizeof(float));
+        for (int k = 0; k < p->seg[s].len; k++)
+          memcpy(dst + (size_t)k * 2 * GD_VL, src + k * p->bks, cols * sizeof(float));
         packed[s] = (sf_gd_seg){p->seg[s].a, dst, p->seg[s].len};
         dst += (size_t)p->seg[s].len * 2 * GD_VL;
       }
@@ -96,7 +97,8 @@ static void GD_FN(sf_gd_run_)(const sf_gd_problem *p)
     }
     for (int m0 = 0; m0 < p->M; m0 += GD_RMAX) {
       int r = p->M - m0 < GD_RMAX ? p->M - m0 : GD_RMAX;
-      GD_FN(gd_tiles)[nv - 1][nt != GD_VL][r - 1](&q, (size_t)m0 * p->ars, boff, p->c + (size_t)m0 * p->ldc + n0, nt);
+      GD_FN(gd_tiles)[nv - 1][nt != GD_VL][r - 1](&q, (size_t)m0 * p->ars, boff,
+                                                  p->c + (size_t)m0 * p->ldc + n0, nt);
     }
   }
 }

@@ -30,7 +30,8 @@ static inline int sf_upconv_chunk_rows(int Cout, size_t nvox)
 }
 
 /* y[children of voxels v0..v1-1] = y8: (v1-v0, 8*C) + b: (C) */
-static inline void sf_upconv_scatter(float *y, const float *y8, const float *b, size_t v0, size_t v1, int H, int W, int C)
+static inline void sf_upconv_scatter(float *y, const float *y8, const float *b, size_t v0, size_t v1, int H, int W,
+                                     int C)
 {
   for (size_t v = v0; v < v1; v++)
     for (int ap = 0; ap < 4; ap++) {
