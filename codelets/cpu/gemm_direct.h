@@ -3,9 +3,10 @@
  *   A_s(r, k) = seg[s].a[r*ars + k*aks]     (r < M, k < seg[s].len)
  *   B_s(k, j) = seg[s].b[k*bks + j]          (j < N: contiguous along N)
  *   C(r, j)   = c[r*ldc + j]
- * so one call covers a product whose K dimension is split over scattered pieces (the 8 children of
- * a transposed conv voxel, the voxel rows of a weight gradient). Register blocks of up to RMAX rows
- * times two vectors of columns stay in registers over the whole K; any N (partial last vector). */
+ * so one call covers a product whose K dimension is split over scattered pieces (the voxel rows of
+ * the transposed conv's weight gradient). Register blocks of up to RMAX rows times two vectors of
+ * columns stay in registers over the whole K (one segment: passes of 256); any N (partial last
+ * vector). Uses workspace slot 2 (scaffold/workspace.h) to pack far-apart B rows. */
 #ifndef SF_GEMM_DIRECT_H
 #define SF_GEMM_DIRECT_H
 
