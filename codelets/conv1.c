@@ -1,5 +1,6 @@
 /* StarPU glue for the 1x1x1 convolution with bias (OutConv): forward, dX and dW/db codelets on one
- * depth slab (no halo). CPU = the OpenBLAS kernels of codelets/cpu/conv1.c. */
+ * depth slab (no halo). CPU = the _blas kernels of codelets/cpu/conv1.c (sgemm, or the
+ * direct kernels of conv1_direct.c where they win). */
 #include <string.h>
 
 #include "codelet_common.h"

@@ -1,6 +1,7 @@
 /* StarPU glue for the transposed convolution (kernel 2, stride 2, bias) of the Up path: forward,
  * dX and dW/db codelets. Coarse slab k (nd,H,W,Cin) maps to fine slab k (2nd,2H,2W,Cout), so no
- * halo is needed. CPU = the OpenBLAS kernels of codelets/cpu/upconv3d_blas.c. */
+ * halo is needed. CPU = the _blas kernels of codelets/cpu/upconv3d_blas.c (sgemm, or the direct
+ * kernels of upconv3d_direct.c where they win). */
 #include <string.h>
 
 #include "codelet_common.h"

@@ -1,4 +1,5 @@
-/* 1x1x1 convolution with bias (OutConv), naive reference and OpenBLAS variant.
+/* 1x1x1 convolution with bias (OutConv), naive reference and OpenBLAS variant; the latter hands
+ * over to the direct kernels of conv1_direct.c where sf_conv1_direct_wins().
  * A 1x1x1 conv in NDHWC is a plain matrix product over voxels: y[n][Cout] = x[n][Cin] . w[Cin][Cout] + b.
  * The _blas variant runs cblas_sgemm on row blocks (so BLAS's int sizes never overflow and the
  * output block stays in cache while the bias is added); it needs no scratch. */
@@ -54,6 +55,10 @@ void sf_conv1_backward_weights_ref(float *dw, float *db, const float *x, const f
 
 void sf_conv1_forward_blas(float *y, const float *x, const float *w, const float *b, size_t n, int Cin, int Cout)
 {
+  if (sf_conv1_direct_wins(Cin, Cout)) {
+    sf_conv1_forward_direct(y, x, w, b, n, Cin, Cout);
+    return;
+  }
   for (size_t r0 = 0; r0 < n; r0 += CONV1_ROWS) {
     int m = (int)sf_min_sz(CONV1_ROWS, n - r0);
     float *yb = y + r0 * Cout;
@@ -66,6 +71,10 @@ void sf_conv1_forward_blas(float *y, const float *x, const float *w, const float
 
 void sf_conv1_backward_data_blas(float *dx, const float *dy, const float *w, size_t n, int Cin, int Cout)
 {
+  if (sf_conv1_direct_wins(Cin, Cout)) {
+    sf_conv1_backward_data_direct(dx, dy, w, n, Cin, Cout);
+    return;
+  }
   for (size_t r0 = 0; r0 < n; r0 += CONV1_ROWS) {
     int m = (int)sf_min_sz(CONV1_ROWS, n - r0);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, Cin, Cout, 1.0f, dy + r0 * Cout, Cout, w, Cout,
@@ -75,15 +84,25 @@ void sf_conv1_backward_data_blas(float *dx, const float *dy, const float *w, siz
 
 void sf_conv1_backward_weights_blas(float *dw, float *db, const float *x, const float *dy, size_t n, int Cin, int Cout)
 {
-  double *bsum = sf_calloc((size_t)Cout, sizeof(double), "conv1 bias-gradient sums");
+  if (sf_conv1_direct_wins(Cin, Cout)) {
+    sf_conv1_backward_weights_direct(dw, db, x, dy, n, Cin, Cout);
+    return;
+  }
   for (size_t r0 = 0; r0 < n; r0 += CONV1_ROWS) {
     int m = (int)sf_min_sz(CONV1_ROWS, n - r0);
     const float *g = dy + r0 * Cout;
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Cin, Cout, m, 1.0f, x + r0 * Cin, Cin, g, Cout, 1.0f,
                 dw, Cout);
-    for (int i = 0; i < m; i++)
-      for (int co = 0; co < Cout; co++) bsum[co] += g[(size_t)i * Cout + co];
   }
-  for (int co = 0; co < Cout; co++) db[co] += (float)bsum[co];
+  sf_bias_grad_rows(db, dy, n, Cout);
+}
+
+/* db: (C) += column sums of g: (n, C), summed in double in row order (the same bits on every path) */
+void sf_bias_grad_rows(float *db, const float *g, size_t n, int C)
+{
+  double *bsum = sf_calloc((size_t)C, sizeof(double), "bias-gradient sums");
+  for (size_t i = 0; i < n; i++)
+    for (int c = 0; c < C; c++) bsum[c] += g[i * C + c];
+  for (int c = 0; c < C; c++) db[c] += (float)bsum[c];
   free(bsum);
 }

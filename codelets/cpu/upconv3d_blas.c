@@ -4,7 +4,9 @@
  *   forward: y8[v][8*Cout] = x[v][Cin] . w[Cin][8*Cout], scattered to the children, plus bias
  *   dX:      dx[v][Cin]    = gather(dy)[v][8*Cout] . w^T
  *   dW:      dw[Cin][8*Cout] += x^T . gather(dy);   db += column sums of dy
- * Voxels are processed in chunks so the y8 buffer (workspace slot 0) stays under SF_UPCONV_BYTES. */
+ * The direct kernels of upconv3d_direct.c take over where sf_upconv3d_direct_wins().
+ * Voxels are processed in chunks so the y8 buffer (workspace slot 0) stays under SF_UPCONV_BYTES
+ * (upconv3d_child.h). */
 #include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,71 +15,42 @@
 #include "scaffold/ops.h"
 #include "scaffold/workspace.h"
 
-#define SF_UPCONV_BYTES ((size_t)4 << 20)
-#define SF_UPCONV_MAX_ROWS 1024
-
-static int chunk_rows(int Cout, size_t nvox)
-{
-  size_t r = SF_UPCONV_BYTES / ((size_t)8 * Cout * sizeof(float));
-  r = sf_max_sz(8, sf_min_sz(r, SF_UPCONV_MAX_ROWS));
-  return (int)sf_min_sz(r, nvox);
-}
-
-/* Offset in a (2nd,2H,2W,C) tensor of child (a,p,0) of input voxel v; children q = 0, 1 are adjacent,
- * as they are in a y8 row, so each (a,p) moves 2*C contiguous floats. */
-static size_t child_pair(size_t v, int a, int p, int H, int W, int C)
-{
-  size_t hw = (size_t)H * W, d = v / hw, h = v / W % H, w = v % W;
-  return (((2 * d + a) * 2 * H + 2 * h + p) * 2 * W + 2 * w) * C;
-}
-
-/* y[children of voxels v0..v1-1] = y8: (v1-v0, 8*C) + b: (C) */
-static void scatter_children(float *y, const float *y8, const float *b, size_t v0, size_t v1, int H, int W, int C)
-{
-  for (size_t v = v0; v < v1; v++)
-    for (int ap = 0; ap < 4; ap++) {
-      float *yo = y + child_pair(v, ap >> 1, ap & 1, H, W, C);
-      const float *s = y8 + ((v - v0) * 4 + ap) * 2 * C;
-      for (int q = 0; q < 2; q++)
-        for (int c = 0; c < C; c++) yo[q * C + c] = s[q * C + c] + b[c];
-    }
-}
-
-/* g8: (v1-v0, 8*C) = dy[children of voxels v0..v1-1] */
-static void gather_children(float *g8, const float *dy, size_t v0, size_t v1, int H, int W, int C)
-{
-  for (size_t v = v0; v < v1; v++)
-    for (int ap = 0; ap < 4; ap++)
-      memcpy(g8 + ((v - v0) * 4 + ap) * 2 * C, dy + child_pair(v, ap >> 1, ap & 1, H, W, C),
-             (size_t)2 * C * sizeof(float));
-}
+#include "upconv3d_child.h"
 
 /* y: (2nd,2H,2W,Cout) written; x: (nd,H,W,Cin); w: (Cin,8*Cout); b: (Cout) */
 void sf_upconv3d_forward_blas(float *y, const float *x, const float *w, const float *b,
                               int nd, int H, int W, int Cin, int Cout)
 {
+  if (sf_upconv3d_direct_wins(Cin, Cout)) {
+    sf_upconv3d_forward_direct(y, x, w, b, nd, H, W, Cin, Cout);
+    return;
+  }
   size_t nvox = (size_t)nd * H * W;
   if (nvox == 0) return;
-  int rows = chunk_rows(Cout, nvox);
+  int rows = sf_upconv_chunk_rows(Cout, nvox);
   float *y8 = sf_workspace_floats(0, (size_t)rows * 8 * Cout);
   for (size_t v0 = 0; v0 < nvox; v0 += rows) {
     size_t v1 = sf_min_sz(nvox, v0 + rows);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(v1 - v0), 8 * Cout, Cin, 1.0f, x + v0 * Cin, Cin,
                 w, 8 * Cout, 0.0f, y8, 8 * Cout);
-    scatter_children(y, y8, b, v0, v1, H, W, Cout);
+    sf_upconv_scatter(y, y8, b, v0, v1, H, W, Cout);
   }
 }
 
 /* dx: (nd,H,W,Cin) written from dy: (2nd,2H,2W,Cout) */
 void sf_upconv3d_backward_data_blas(float *dx, const float *dy, const float *w, int nd, int H, int W, int Cin, int Cout)
 {
+  if (sf_upconv3d_direct_wins(Cin, Cout)) {
+    sf_upconv3d_backward_data_direct(dx, dy, w, nd, H, W, Cin, Cout);
+    return;
+  }
   size_t nvox = (size_t)nd * H * W;
   if (nvox == 0) return;
-  int rows = chunk_rows(Cout, nvox);
+  int rows = sf_upconv_chunk_rows(Cout, nvox);
   float *g8 = sf_workspace_floats(0, (size_t)rows * 8 * Cout);
   for (size_t v0 = 0; v0 < nvox; v0 += rows) {
     size_t v1 = sf_min_sz(nvox, v0 + rows);
-    gather_children(g8, dy, v0, v1, H, W, Cout);
+    sf_upconv_gather(g8, dy, v0, v1, H, W, Cout);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(v1 - v0), Cin, 8 * Cout, 1.0f, g8, 8 * Cout, w,
                 8 * Cout, 0.0f, dx + v0 * Cin, Cin);
   }
@@ -87,20 +60,19 @@ void sf_upconv3d_backward_data_blas(float *dx, const float *dy, const float *w, 
 void sf_upconv3d_backward_weights_blas(float *dw, float *db, const float *x, const float *dy,
                                        int nd, int H, int W, int Cin, int Cout)
 {
+  if (sf_upconv3d_direct_wins(Cin, Cout)) {
+    sf_upconv3d_backward_weights_direct(dw, db, x, dy, nd, H, W, Cin, Cout);
+    return;
+  }
   size_t nvox = (size_t)nd * H * W;
   if (nvox == 0) return;
-  int rows = chunk_rows(Cout, nvox);
+  int rows = sf_upconv_chunk_rows(Cout, nvox);
   float *g8 = sf_workspace_floats(0, (size_t)rows * 8 * Cout);
   for (size_t v0 = 0; v0 < nvox; v0 += rows) {
     size_t v1 = sf_min_sz(nvox, v0 + rows);
-    gather_children(g8, dy, v0, v1, H, W, Cout);
+    sf_upconv_gather(g8, dy, v0, v1, H, W, Cout);
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Cin, 8 * Cout, (int)(v1 - v0), 1.0f, x + v0 * Cin, Cin,
                 g8, 8 * Cout, 1.0f, dw, 8 * Cout);
   }
-  double *bsum = sf_calloc((size_t)Cout, sizeof(double), "upconv bias-gradient sums");
-  size_t nout = 8 * nvox;
-  for (size_t i = 0; i < nout; i++)
-    for (int co = 0; co < Cout; co++) bsum[co] += dy[i * Cout + co];
-  for (int co = 0; co < Cout; co++) db[co] += (float)bsum[co];
-  free(bsum);
+  sf_bias_grad_rows(db, dy, 8 * nvox, Cout);
 }

@@ -78,6 +78,15 @@ void sf_conv1_backward_data_blas(float *dx, const float *dy, const float *w, siz
 /* dw: (Cin,Cout) and db: (Cout) accumulated */
 void sf_conv1_backward_weights_ref(float *dw, float *db, const float *x, const float *dy, size_t n, int Cin, int Cout);
 void sf_conv1_backward_weights_blas(float *dw, float *db, const float *x, const float *dy, size_t n, int Cin, int Cout);
+/* The same three without BLAS (conv1_direct.c): register-blocked kernels of the active CPU kernel set
+ * (scaffold/cpu_isa.h). The _blas ones hand over to them where sf_conv1_direct_wins(). */
+int sf_conv1_direct_wins(int Cin, int Cout);
+void sf_conv1_forward_direct(float *y, const float *x, const float *w, const float *b, size_t n, int Cin, int Cout);
+void sf_conv1_backward_data_direct(float *dx, const float *dy, const float *w, size_t n, int Cin, int Cout);
+void sf_conv1_backward_weights_direct(float *dw, float *db, const float *x, const float *dy, size_t n, int Cin,
+                                      int Cout);
+/* db: (C) += column sums of g: (n, C), in double, in row order (shared by every bias gradient path) */
+void sf_bias_grad_rows(float *db, const float *g, size_t n, int C);
 
 /* ---- transposed convolution, kernel 2, stride 2, with bias (the Up path) ------------------------
  * x: (nd,H,W,Cin) input slab; y: (2nd,2H,2W,Cout) output slab (written); w: (Cin,2,2,2,Cout); b: (Cout).
@@ -94,6 +103,15 @@ void sf_upconv3d_backward_weights_ref(float *dw, float *db, const float *x, cons
                                       int nd, int H, int W, int Cin, int Cout);
 void sf_upconv3d_backward_weights_blas(float *dw, float *db, const float *x, const float *dy,
                                        int nd, int H, int W, int Cin, int Cout);
+/* The same three without BLAS (upconv3d_direct.c), as for conv1 above; the _blas ones hand over
+ * to them where sf_upconv3d_direct_wins(). */
+int sf_upconv3d_direct_wins(int Cin, int Cout);
+void sf_upconv3d_forward_direct(float *y, const float *x, const float *w, const float *b,
+                                int nd, int H, int W, int Cin, int Cout);
+void sf_upconv3d_backward_data_direct(float *dx, const float *dy, const float *w, int nd, int H, int W, int Cin,
+                                      int Cout);
+void sf_upconv3d_backward_weights_direct(float *dw, float *db, const float *x, const float *dy,
+                                         int nd, int H, int W, int Cin, int Cout);
 
 /* ---- GroupNorm (affine, exact when tiled) -------------------------------------------------------
  * Forward is two passes: stats over every slab (reduced), then normalize each slab.

@@ -2,15 +2,19 @@
  * U-Net layer shapes, next to cblas_sgemm on a 2048^3 square product measured in the same run, all
  * on one thread. The 3x3x3 conv is timed side by side as im2col + sgemm and as the direct kernels
  * of every kernel set up to the active one (portable C, AVX2, AVX-512: scaffold/cpu_isa.h), each
- * made active in turn, and the table marks with '*' the one the dispatch (sf_conv3d_direct_wins)
- * picks for that shape; the transposed and 1x1x1 convs show their _blas kernel only.
- * Usage: bench_kernels [--quick] [--reps N]   (--quick: base-8 shapes; default: base-64 shapes)
+ * made active in turn; the 1x1x1 and transposed convs as sgemm and as their _blas kernel under the
+ * active set (which hands over to the direct kernels where sf_*_direct_wins). '*' marks the variant
+ * the dispatch picks for that shape.
+ * Usage: bench_kernels [--quick | --gemm] [--reps N]
+ *   (--quick: base-8 shapes; --gemm: the 1x1x1 and transposed conv layers; default: base-64 shapes)
  * Run it through scripts/bench-kernels. Figures are medians over N repetitions after one warm-up, the
- * variants of a layer taking turns within each repetition. */
+ * variants of a layer taking turns within each repetition, timed in thread CPU time (robust to other
+ * jobs on the machine; cache misses they cause still count). */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "scaffold/common.h"
 #include "scaffold/cpu_isa.h"
@@ -56,6 +60,23 @@ static const shape base8[] = {
     {"ps4 b8 down3 2^3", CONV3, 2, 2, 2, 64, 64},
 };
 
+/* The 1x1x1 and transposed conv layers of the networks the issue's training steps run (bottleneck 3;
+ * upconv at level j: input edge 2^(ps-j), c_j -> c_j/2), plus the 512-channel level of base 64 */
+static const shape gemm[] = {
+    {"ps4 b8  up1 8^3->16^3", UPCONV, 8, 8, 8, 16, 8},
+    {"ps4 b8  outc 16^3", CONV1, 16, 16, 16, 8, 6},
+    {"ps5 b8  up1 8^3->16^3", UPCONV, 8, 8, 8, 32, 16},
+    {"ps5 b8  up2 16^3->32^3", UPCONV, 16, 16, 16, 16, 8},
+    {"ps5 b8  outc 32^3", CONV1, 32, 32, 32, 8, 6},
+    {"ps5 b16 up1 8^3->16^3", UPCONV, 8, 8, 8, 64, 32},
+    {"ps5 b16 up2 16^3->32^3", UPCONV, 16, 16, 16, 32, 16},
+    {"ps5 b16 outc 32^3", CONV1, 32, 32, 32, 16, 6},
+    {"ps5 b64 up1 8^3->16^3", UPCONV, 8, 8, 8, 256, 128},
+    {"ps5 b64 up2 16^3->32^3", UPCONV, 16, 16, 16, 128, 64},
+    {"ps5 b64 outc 32^3", CONV1, 32, 32, 32, 64, 6},
+    {"ps7 b64 up1 4^3->8^3", UPCONV, 4, 4, 4, 512, 256},
+};
+
 static float *rnd(size_t n, uint64_t stream)
 {
   float *p = sf_aligned_alloc(sizeof(float) * (n ? n : 1), "bench tensor");
@@ -63,6 +84,15 @@ static float *rnd(size_t n, uint64_t stream)
   sf_rng_seed(&r, 7, stream);
   sf_rng_fill_uniform(p, n, -1.0f, 1.0f, &r);
   return p;
+}
+
+/* This thread's CPU time: the kernels and sgemm run on the calling thread (1 OpenBLAS thread), so
+ * time spent descheduled on a machine shared with other jobs does not count against them. */
+static double cpu_now(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -83,9 +113,9 @@ static double sgemm_gflops(int n, int reps)
   double t[32];
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
   for (int r = 0; r < reps; r++) {
-    double t0 = sf_now();
+    double t0 = cpu_now();
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-    t[r] = sf_now() - t0;
+    t[r] = cpu_now() - t0;
   }
   free(a), free(b), free(c);
   return 2.0 * n * n * (double)n / median(t, reps) * 1e-9;
@@ -142,9 +172,9 @@ static void run_once(const shape *s, bufs *b, int dir, int direct)
 /* Seconds per call of `calls` back-to-back calls */
 static double time_calls(const shape *s, bufs *b, int dir, int direct, int calls)
 {
-  double t0 = sf_now();
+  double t0 = cpu_now();
   for (int c = 0; c < calls; c++) run_once(s, b, dir, direct);
-  return (sf_now() - t0) / calls;
+  return (cpu_now() - t0) / calls;
 }
 
 static double shape_flop(const shape *s)
@@ -152,23 +182,39 @@ static double shape_flop(const shape *s)
   return 2.0 * s->nd * s->H * s->W * s->Ci * s->Co * (s->kind == CONV3 ? 27 : s->kind == UPCONV ? 8 : 1);
 }
 
-/* Which variant the dispatch runs for direction dir of a 3x3x3 conv under kernel set `active`:
- * 0 = im2col + sgemm, else the active set's column (1 + active - SF_ISA_C) */
+/* Which variant (use_variant) the dispatch runs for direction dir of shape s under kernel set
+ * `active`: 0 = im2col + sgemm / sgemm, else a 3x3x3 conv's active-set column, or 1 for the
+ * 1x1x1 / transposed conv handing over to its direct kernels */
 static int picked(const shape *s, int dir, sf_cpu_isa active)
 {
+  if (active == SF_ISA_NONE) return 0;
   sf_cpu_isa_set_for_testing(active);
+  if (s->kind == UPCONV) return sf_upconv3d_direct_wins(s->Ci, s->Co);
+  if (s->kind != CONV3) return sf_conv1_direct_wins(s->Ci, s->Co);
   int wins = dir == 2 ? sf_conv3d_direct_dw_wins(s->W, s->Co) : sf_conv3d_direct_wins(s->W, dir ? s->Ci : s->Co);
   return wins ? 1 + (int)active - SF_ISA_C : 0;
 }
 
 #define MAXV 4 /* im2col + up to three kernel sets */
 
-/* Makes variant v active: 0 = im2col + sgemm (set none) for a 3x3x3 conv, the _blas kernel under
- * `active` otherwise; v >= 1 = the direct kernels of set SF_ISA_C + v - 1 */
+/* Makes variant v active. A 3x3x3 conv: 0 = im2col + sgemm (set none), v >= 1 = the direct kernels
+ * of set SF_ISA_C + v - 1. A 1x1x1 / transposed conv: 0 = sgemm (set none), 1 = its _blas kernel
+ * under `active`. Returns whether run_once calls the 3x3x3 direct entry points. */
 static int use_variant(const shape *s, int v, sf_cpu_isa active)
 {
-  sf_cpu_isa_set_for_testing(v ? (sf_cpu_isa)(SF_ISA_C + v - 1) : s->kind == CONV3 ? SF_ISA_NONE : active);
+  if (s->kind != CONV3) {
+    sf_cpu_isa_set_for_testing(v ? active : SF_ISA_NONE);
+    return 0;
+  }
+  sf_cpu_isa_set_for_testing(v ? (sf_cpu_isa)(SF_ISA_C + v - 1) : SF_ISA_NONE);
   return v > 0;
+}
+
+/* How many variants use_variant has for shape s under `active` */
+static int variant_count(const shape *s, sf_cpu_isa active)
+{
+  if (active == SF_ISA_NONE) return 1;
+  return s->kind == CONV3 ? 1 + (int)active - SF_ISA_C + 1 : 2;
 }
 
 /* gf[dir][v]: GFLOP/s of variant v (use_variant) of each direction of shape s: the median of `reps`
@@ -176,7 +222,7 @@ static int use_variant(const shape *s, int v, sf_cpu_isa active)
  * processes hits them alike; each sample repeats the call to last >= 20 ms (tiny layers) */
 static void measure_shape(const shape *s, int reps, sf_cpu_isa active, double gf[3][MAXV])
 {
-  int nvar = 1 + (s->kind == CONV3 && active != SF_ISA_NONE ? (int)active - SF_ISA_C + 1 : 0), calls[MAXV];
+  int nvar = variant_count(s, active), calls[MAXV];
   double t[MAXV][32];
   bufs b = bufs_alloc(s);
   for (int dir = 0; dir < 3; dir++) {
@@ -197,16 +243,18 @@ static void print_row(const shape *s, double gf[3][MAXV], int nsets, sf_cpu_isa 
   char ch[32];
   snprintf(ch, sizeof ch, "%d->%d", s->Ci, s->Co);
   printf("%-22s %8s %6.2f", s->name, ch, shape_flop(s) * 1e-9);
+  int nvar = variant_count(s, active);
   for (int dir = 0; dir < 3; dir++) {
-    int pick = s->kind == CONV3 && active != SF_ISA_NONE ? picked(s, dir, active) : 0;
+    int pick = picked(s, dir, active);
     printf(" |");
     for (int v = 0; v <= nsets; v++)
-      if (s->kind == CONV3 || v == 0)
+      if (v < nvar)
         printf(" %6.1f%c", gf[dir][v], v == pick ? '*' : ' ');
       else
         printf(" %7s", "");
   }
   printf("\n");
+  sf_cpu_isa_set_for_testing(active);
 }
 
 int main(int argc, char **argv)
@@ -215,15 +263,19 @@ int main(int argc, char **argv)
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick"))
       quick = 1;
+    else if (!strcmp(argv[i], "--gemm"))
+      quick = 2;
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
       reps = atoi(argv[++i]);
     else
-      sf_die(SF_EXIT_USAGE, "bench_kernels: unknown argument '%s' (expected --quick or --reps N)", argv[i]);
+      sf_die(SF_EXIT_USAGE, "bench_kernels: unknown argument '%s' (expected --quick, --gemm or --reps N)", argv[i]);
   }
   if (reps < 1 || reps > 31) sf_die(SF_EXIT_USAGE, "bench_kernels: --reps %d out of range (expected 1..31)", reps);
   openblas_set_num_threads(1);
-  const shape *list = quick ? base8 : base64;
-  int n = quick ? (int)(sizeof base8 / sizeof base8[0]) : (int)(sizeof base64 / sizeof base64[0]);
+  const shape *list = quick == 2 ? gemm : quick ? base8 : base64;
+  int n = quick == 2  ? (int)(sizeof gemm / sizeof gemm[0])
+          : quick ? (int)(sizeof base8 / sizeof base8[0])
+                  : (int)(sizeof base64 / sizeof base64[0]);
   sf_cpu_isa active = sf_cpu_isa_active();
   int nsets = active == SF_ISA_NONE ? 0 : (int)active - SF_ISA_C + 1;
 
@@ -241,12 +293,13 @@ int main(int argc, char **argv)
   double ref = median(samples, ns);
 
   const char *ct = getenv("OPENBLAS_CORETYPE");
-  printf("OpenBLAS core %s (OPENBLAS_CORETYPE=%s), 1 thread, median of %d\n", openblas_get_corename(),
+  printf("OpenBLAS core %s (OPENBLAS_CORETYPE=%s), 1 thread, median of %d, thread CPU time\n", openblas_get_corename(),
          ct ? ct : "unset", reps);
   printf("CPU kernel set: %s (supported: %s); 3x3x3 conv columns: im2col + sgemm", sf_cpu_isa_name(active),
          sf_cpu_isa_name(sf_cpu_isa_supported()));
   for (int v = 1; v <= nsets; v++) printf(", direct %s", sf_cpu_isa_name((sf_cpu_isa)(SF_ISA_C + v - 1)));
-  printf("; * = the dispatch's pick\n");
+  printf("; 1x1x1 / transposed conv columns: sgemm, then the _blas kernel under %s; * = the dispatch's pick\n",
+         sf_cpu_isa_name(active));
   printf("cblas_sgemm 2048^3: %.1f GFLOP/s (median of %d samples between layers, spread %.1f-%.1f)\n\n", ref, ns,
          lo, hi);
   printf("%-22s %8s %6s", "layer (slab)", "Cin->Cout", "GFLOP");

@@ -1,0 +1,100 @@
+/* Transposed convolution, kernel 2, stride 2, with bias, with the direct small-GEMM kernel
+ * (gemm_direct.h) instead of cblas_sgemm. Forward and dX stage a chunk of voxels' children as the
+ * sgemm kernels do (y8/g8, upconv3d_child.h), so one product spans many input rows and each weight
+ * block is reused over the chunk (per-row products, with W = 2..8 at the deep levels, re-read the
+ * weights every few voxels and ran at 5-40% of sgemm). dW reads the children in place: per input
+ * row (d,h) and child pair (a,p) the children of the row's W voxels are 2*Cout floats apart, so
+ *   dW: dw[:, (a,p) block] (Cin, 2Cout) += sum over rows of x_row^T (Cin, W) . dy[children (a,p)] (W, 2Cout)
+ * with the rows as the segments of one product (gemm_direct.h).
+ * Same contracts as upconv3d_ref.c / upconv3d_blas.c (scaffold/ops.h). */
+#include "scaffold/common.h"
+#include "scaffold/cpu_isa.h"
+#include "scaffold/ops.h"
+#include "scaffold/workspace.h"
+
+#include "gemm_direct.h"
+#include "upconv3d_child.h"
+
+#define UPCONV_DW_VOXELS 256 /* input voxels per dW block (whole rows): dw is re-read once per block */
+#define UPCONV_DW_MAX_ROWS UPCONV_DW_VOXELS
+
+/* Measured in one run of scripts/bench-kernels --gemm --coretype default --coretype Prescott (1 thread,
+ * thread CPU time) on an AMD EPYC Zen 3 (AVX2, no AVX-512) shared with other jobs, GFLOP/s fwd/dX/dW:
+ *   layer (input, Cin->Cout)  AVX2 direct          sgemm Zen core       sgemm Prescott
+ *   16^3  16->8               29.5 / 51.3 / 26.9   14.2 / 17.4 / 17.5   11.7 / 13.4 / 11.8
+ *    8^3  64->32              65.7 / 74.4 / 64.1   25.6 / 38.7 / 46.5   21.0 / 16.5 / 16.1
+ *   16^3 128->64              47.0 / 37.4 / 39.3   52.0 / 49.5 / 41.7   17.1 / 15.5 / 14.8
+ *    8^3 256->128             39.4 / 36.3 / 32.3   54.9 / 52.6 / 55.3   12.2 / 10.2 / 11.6
+ *    4^3 512->256             16.1 / 11.7 / 28.6   68.2 / 68.0 / 77.8   13.9 / 14.6 / 27.2
+ * Direct AVX2 beats a generic (Prescott) core 2-4x up to 256 channels and ties it at 512 (where
+ * transposing the 4 MiB weight for 64 voxels costs the dX 4 ms), so it takes every layer then; a
+ * good core (Zen) still wins from 128 input channels (1.1-1.7x, 2.7-5.8x at 512), so sgemm keeps
+ * those. AVX-512 is assumed alike (not measured here). The portable C set (SF_CPU_ISA=c, separate
+ * run: 16->8 21.3 / 31.7 / 20.5, 256->128 23.7 / 27.3 / 21.6, 512->256 15.2 / 9.8 / 13.3) beats
+ * Prescott below 512 channels only and never a good core. */
+int sf_upconv3d_direct_wins(int Cin, int Cout)
+{
+  (void)Cout;
+  sf_cpu_isa isa = sf_cpu_isa_active();
+  if (isa == SF_ISA_NONE) return 0;
+  if (sf_blas_core_is_generic()) return isa >= SF_ISA_AVX2 || Cin < 512;
+  return isa >= SF_ISA_AVX2 && Cin < 128;
+}
+
+void sf_upconv3d_forward_direct(float *y, const float *x, const float *w, const float *b, int nd, int H, int W,
+                                int Cin, int Cout)
+{
+  size_t nvox = (size_t)nd * H * W;
+  if (nvox == 0) return;
+  int rows = sf_upconv_chunk_rows(Cout, nvox);
+  float *y8 = sf_workspace_floats(0, (size_t)rows * 8 * Cout);
+  for (size_t v0 = 0; v0 < nvox; v0 += rows) {
+    size_t v1 = sf_min_sz(nvox, v0 + rows);
+    sf_gd_seg seg = {x + v0 * Cin, w, Cin};
+    sf_gd_problem p = {.seg = &seg, .nseg = 1, .M = (int)(v1 - v0), .N = 8 * Cout, .init = SF_GD_ZERO,
+                       .ars = (size_t)Cin, .aks = 1, .bks = (size_t)8 * Cout, .ldc = (size_t)8 * Cout, .c = y8};
+    sf_gd_run(&p);
+    sf_upconv_scatter(y, y8, b, v0, v1, H, W, Cout);
+  }
+}
+
+/* w^T: (8*Cout, Cin) copied once (workspace slot 1), so its rows are contiguous along Cin */
+void sf_upconv3d_backward_data_direct(float *dx, const float *dy, const float *w, int nd, int H, int W, int Cin,
+                                      int Cout)
+{
+  size_t nvox = (size_t)nd * H * W, n8 = (size_t)8 * Cout;
+  if (nvox == 0) return;
+  int rows = sf_upconv_chunk_rows(Cout, nvox);
+  float *g8 = sf_workspace_floats(0, (size_t)rows * n8), *wt = sf_workspace_floats(1, n8 * Cin);
+  sf_gd_transpose(wt, w, (size_t)Cin, n8);
+  for (size_t v0 = 0; v0 < nvox; v0 += rows) {
+    size_t v1 = sf_min_sz(nvox, v0 + rows);
+    sf_upconv_gather(g8, dy, v0, v1, H, W, Cout);
+    sf_gd_seg seg = {g8, wt, (int)n8};
+    sf_gd_problem p = {.seg = &seg, .nseg = 1, .M = (int)(v1 - v0), .N = Cin, .init = SF_GD_ZERO,
+                       .ars = n8, .aks = 1, .bks = (size_t)Cin, .ldc = (size_t)Cin, .c = dx + v0 * Cin};
+    sf_gd_run(&p);
+  }
+}
+
+void sf_upconv3d_backward_weights_direct(float *dw, float *db, const float *x, const float *dy, int nd, int H,
+                                         int W, int Cin, int Cout)
+{
+  if ((size_t)nd * H * W == 0) return;
+  size_t rows = (size_t)nd * H, per = sf_min_sz(rows, (size_t)(UPCONV_DW_VOXELS + W - 1) / W);
+  sf_gd_seg seg[UPCONV_DW_MAX_ROWS];
+  for (size_t r0 = 0; r0 < rows; r0 += per) {
+    int nr = (int)sf_min_sz(per, rows - r0);
+    for (int ap = 0; ap < 4; ap++) {
+      for (int r = 0; r < nr; r++) {
+        size_t v = (r0 + r) * W;
+        seg[r] = (sf_gd_seg){x + v * Cin, dy + sf_upconv_child_pair(v, ap >> 1, ap & 1, H, W, Cout), W};
+      }
+      sf_gd_problem p = {.seg = seg, .nseg = nr, .M = Cin, .N = 2 * Cout, .init = SF_GD_ACC, .ars = 1,
+                         .aks = (size_t)Cin, .bks = (size_t)2 * Cout, .ldc = (size_t)8 * Cout,
+                         .c = dw + (size_t)ap * 2 * Cout};
+      sf_gd_run(&p);
+    }
+  }
+  sf_bias_grad_rows(db, dy, (size_t)8 * nd * H * W, Cout);
+}
