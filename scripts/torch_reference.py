@@ -29,7 +29,8 @@ case of all. Exit status: 0 when every case ran, 1 when one failed, 2 for a usag
 Which torch: --torch VERSION (default $SF_TORCH_VERSION, else 2.15.0, the current PyPI release) runs
 under build/torch-venv-VERSION, created on first use by scripts/torch_venv.py (pip install
 torch==VERSION from PyPI); the script re-executes itself with that venv's python. --torch system runs
-Debian's /usr/bin/python3 and its python3-torch (1.13 on bookworm).
+Debian's /usr/bin/python3 and its python3-torch (1.13 on bookworm); --torch current keeps the
+interpreter that runs the script (scripts/gpu-check: the python whose torch sees the GPU).
 
 --train-to-target trains instead (scripts/torch_train.py): upstream's training loop on a dataset that
 `scaffold benchmark` generated (--dataset: the dataset directory, or the dataset_dir cache root, whose
@@ -281,9 +282,10 @@ def parse_args(argv):
     ap.add_argument("--amp", action="store_true", help="bf16 autocast forward, as upstream's torch_amp (cpu: torch >= 2)")
     ap.add_argument("--variants", help="comma list of fp32, channels_last, bf16: each thread count runs in each "
                                        "(default: one case from --amp / --memory-format)")
-    ap.add_argument("--torch", default=None, metavar="VERSION|system",
+    ap.add_argument("--torch", default=None, metavar="VERSION|system|current",
                     help="PyPI torch VERSION in build/torch-venv-VERSION (created on demand; default "
-                         "$SF_TORCH_VERSION, else 2.15.0), or 'system' (Debian's /usr/bin/python3)")
+                         "$SF_TORCH_VERSION, else 2.15.0), 'system' (Debian's /usr/bin/python3) or 'current' "
+                         "(the interpreter running this script, as it is)")
     ap.add_argument("--no-amp", action="store_true", help="train: fp32 even when the config says torch_amp: 1")
     ap.add_argument("--memory-format", choices=["auto", "contiguous", "channels_last"], default="auto",
                     help="auto: channels_last_3d on cuda (upstream), contiguous on cpu")
@@ -460,6 +462,8 @@ def use_torch(which, argv):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import torch_venv
     which = which or torch_venv.default_version()
+    if which == "current":  # whatever torch this interpreter has (scripts/gpu-check picks one that sees the GPU)
+        return 0
     if which == "system":
         want, here = "/usr/bin/python3", not os.path.exists(os.path.join(sys.prefix, "pyvenv.cfg")) and \
             os.path.realpath(sys.executable) == os.path.realpath("/usr/bin/python3")
