@@ -17,9 +17,9 @@ Reported per case: the median step time over --steps steps after --warmup steps,
 GFLOP/s = 3 x the model's forward conv flops (spec §5.4, as sf_unet_build) / median step time, and the
 peak RSS of that case.
 
-Every case (one configuration x one thread count) runs in a fresh subprocess of this script, so the
+Every case (one configuration x one thread count x one variant) runs in a fresh subprocess of this script, so the
 environment (OMP_WAIT_POLICY=PASSIVE for more than one thread, OMP_NUM_THREADS) is set before torch is
-imported and the peak RSS does not carry over. On CPU, "best" is the faster of the thread counts.
+imported and the peak RSS does not carry over. "best" is the fastest case of a configuration.
 --ps and --base also take comma lists (every combination runs). --variants runs each thread count in
 each listed variant: fp32 (contiguous), channels_last (torch.channels_last_3d for model and input) and
 bf16 (torch.autocast('cpu'/'cuda', dtype=torch.bfloat16) around the forward); "best" is then the fastest
