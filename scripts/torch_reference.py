@@ -2,8 +2,9 @@
 """PyTorch reference benchmark: full ScaFFold U-Net training steps, timed, to compare side by side with
 our C/StarPU implementation (docs/torch_reference.md).
 
-  /usr/bin/python3 scripts/torch_reference.py --ps 5 --base 8 [--categories 5] [--bottleneck 3]
-      [--threads 1,2] [--warmup 2] [--steps 5] [--device cpu|cuda] [--amp] [--json]
+  scripts/torch_reference.py --ps 5 --base 8 [--categories 5] [--bottleneck 3] [--threads 1,2]
+      [--variants fp32,channels_last,bf16] [--warmup 2] [--steps 5] [--device cpu|cuda] [--amp] [--json]
+      [--torch 2.15.0|2.10|system]
   python3 scripts/torch_reference.py --train-to-target [0.95] --dataset DIR [--config configs/quick.yml]
       [--device cpu|cuda] [--amp|--no-amp] [--memory-format ...] [--cudnn-benchmark on|off]
       [--max-epochs N] [--time-limit S] [--json]
@@ -16,11 +17,20 @@ Reported per case: the median step time over --steps steps after --warmup steps,
 GFLOP/s = 3 x the model's forward conv flops (spec §5.4, as sf_unet_build) / median step time, and the
 peak RSS of that case.
 
-Every case (one configuration x one thread count) runs in a fresh subprocess of this script, so the
+Every case (one configuration x one thread count x one variant) runs in a fresh subprocess of this script, so the
 environment (OMP_WAIT_POLICY=PASSIVE for more than one thread, OMP_NUM_THREADS) is set before torch is
-imported and the peak RSS does not carry over. On CPU, "best" is the faster of the thread counts.
---ps and --base also take comma lists (every combination runs). Exit status: 0 when every case ran,
-1 when one failed, 2 for a usage error (including --device cuda without CUDA).
+imported and the peak RSS does not carry over. "best" is the fastest case of a configuration.
+--ps and --base also take comma lists (every combination runs). --variants runs each thread count in
+each listed variant: fp32 (contiguous), channels_last (torch.channels_last_3d for model and input) and
+bf16 (torch.autocast('cpu'/'cuda', dtype=torch.bfloat16) around the forward); "best" is then the fastest
+case of all. Exit status: 0 when every case ran, 1 when one failed, 2 for a usage error (including
+--device cuda without CUDA).
+
+Which torch: --torch VERSION (default $SF_TORCH_VERSION, else 2.15.0, the current PyPI release) runs
+under build/torch-venv-VERSION, created on first use by scripts/torch_venv.py (pip install
+torch==VERSION from PyPI); the script re-executes itself with that venv's python. --torch system runs
+Debian's /usr/bin/python3 and its python3-torch (1.13 on bookworm); --torch current keeps the
+interpreter that runs the script (scripts/gpu-check: the python whose torch sees the GPU).
 
 --train-to-target trains instead (scripts/torch_train.py): upstream's training loop on a dataset that
 `scaffold benchmark` generated (--dataset: the dataset directory, or the dataset_dir cache root, whose
@@ -127,6 +137,10 @@ def worker(case):
         print("torch_reference: --device cuda, but torch %s sees no CUDA device (torch.version.cuda = %s)"
               % (torch.__version__, torch.version.cuda), file=sys.stderr)
         return 2
+    if dev == "cpu" and case["amp"] and int(torch.__version__.split(".")[0]) < 2:
+        print("torch_reference: bf16 autocast on cpu needs torch >= 2 (torch %s's CPU autocast does not run "
+              "GroupNorm in fp32 and fails)" % torch.__version__, file=sys.stderr)
+        return 2
     if case["threads"]:
         torch.set_num_threads(case["threads"])
     if dev == "cuda":
@@ -198,7 +212,7 @@ def worker(case):
         "device": dev,
         "device_name": torch.cuda.get_device_name() if dev == "cuda" else cpu_name(),
         "precision": "bf16-autocast" if amp else "fp32",
-        "memory_format": mf,
+        "memory_format": mf, "variant": case.get("variant") or variant_name(amp, mf),
         "threads": torch.get_num_threads(),
         "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
         "warmup": case["warmup"], "steps": case["steps"],
@@ -220,6 +234,22 @@ def worker(case):
 
 
 # ---------------------------------------------------------------- driver
+VARIANTS = ("fp32", "channels_last", "bf16")
+
+
+def variant_name(amp, memory_format):
+    cl = memory_format == "channels_last"
+    return ("bf16_cl" if cl else "bf16") if amp else ("channels_last" if cl else "fp32")
+
+
+def variant_settings(v, a):
+    """(amp, memory_format) of a --variants entry; None: the --amp / --memory-format options."""
+    if v is None:
+        return a.amp, a.memory_format
+    return v == "bf16", {"fp32": "contiguous" if a.device == "cpu" else "auto", "bf16": a.memory_format,
+                         "channels_last": "channels_last"}[v]
+
+
 def int_list(s, what):
     try:
         v = [int(t) for t in s.split(",") if t.strip()]
@@ -249,7 +279,13 @@ def parse_args(argv):
     ap.add_argument("--warmup", type=int, default=2, help="untimed steps first (default 2)")
     ap.add_argument("--steps", type=int, default=5, help="timed steps; the median is reported (default 5)")
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
-    ap.add_argument("--amp", action="store_true", help="cuda: bf16 autocast forward, as upstream's torch_amp")
+    ap.add_argument("--amp", action="store_true", help="bf16 autocast forward, as upstream's torch_amp (cpu: torch >= 2)")
+    ap.add_argument("--variants", help="comma list of fp32, channels_last, bf16: each thread count runs in each "
+                                       "(default: one case from --amp / --memory-format)")
+    ap.add_argument("--torch", default=None, metavar="VERSION|system|current",
+                    help="PyPI torch VERSION in build/torch-venv-VERSION (created on demand; default "
+                         "$SF_TORCH_VERSION, else 2.15.0), 'system' (Debian's /usr/bin/python3) or 'current' "
+                         "(the interpreter running this script, as it is)")
     ap.add_argument("--no-amp", action="store_true", help="train: fp32 even when the config says torch_amp: 1")
     ap.add_argument("--memory-format", choices=["auto", "contiguous", "channels_last"], default="auto",
                     help="auto: channels_last_3d on cuda (upstream), contiguous on cpu")
@@ -297,9 +333,17 @@ def parse_args(argv):
         ap.error("--categories %d: need at least 1" % a.categories)
     if any(t < 1 for t in a.threads) and a.threads_given:
         ap.error("--threads %s: thread counts must be >= 1" % ",".join(map(str, a.threads)))
-    if a.amp and a.device != "cuda":
-        ap.error("--amp is upstream's bf16 autocast on cuda; use it with --device cuda (torch 1.13's CPU "
-                 "autocast does not run GroupNorm in fp32 and fails)")
+    if a.variants is not None:
+        a.variants = [v.strip() for v in a.variants.split(",") if v.strip()]
+        bad = [v for v in a.variants if v not in VARIANTS]
+        if bad or not a.variants:
+            ap.error("--variants %s: expected a comma list of %s" % (",".join(bad) or "(empty)", ", ".join(VARIANTS)))
+        if a.train_to_target is not None:
+            ap.error("--variants: only for the step benchmark, not with --train-to-target")
+        if a.amp:
+            ap.error("--amp and --variants: list bf16 in --variants instead")
+    else:
+        a.variants = [None]
     if a.amp and a.no_amp:
         ap.error("--amp and --no-amp contradict each other")
     if a.steps < 1 or a.warmup < 0:
@@ -400,23 +444,57 @@ def run_case(case, timeout):
 
 
 def print_table(rows, out):
-    hdr = ("config", "dev", "prec", "thr", "params", "step GF", "median s", "min s", "max s", "samples/s",
+    hdr = ("config", "dev", "variant", "thr", "params", "step GF", "median s", "min s", "max s", "samples/s",
            "eff GF/s", "peak RSS MiB")
-    fmt = "%-22s %-4s %-4s %5s %10s %8s %9s %8s %8s %9s %8s %12s"
+    fmt = "%-22s %-4s %-13s %5s %10s %8s %9s %8s %8s %9s %8s %12s"
     print(fmt % hdr, file=out)
     for r in rows:
         thr = ("best:%d" if r["kind"] == "best" else "%d") % r["threads"]
-        prec = "bf16" if r["precision"] != "fp32" else "fp32"
-        print(fmt % (r["config"], r["device"], prec, thr, r["nparams"], "%.2f" % r["step_gflop"],
+        print(fmt % (r["config"], r["device"], r["variant"], thr, r["nparams"], "%.2f" % r["step_gflop"],
                      "%.4f" % r["median_step_s"], "%.4f" % r["min_step_s"], "%.4f" % r["max_step_s"],
                      "%.2f" % r["samples_per_s"], "%.1f" % r["eff_gflops"], "%.0f" % r["peak_rss_mib"]),
               file=out)
+
+
+def use_torch(which, argv):
+    """Re-executes this script under the interpreter holding the torch asked for (--torch): a PyPI
+    version's venv (scripts/torch_venv.py creates it on first use) or Debian's /usr/bin/python3."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import torch_venv
+    which = which or torch_venv.default_version()
+    if which == "current":  # whatever torch this interpreter has (scripts/gpu-check picks one that sees the GPU)
+        return 0
+    if which == "system":
+        want, here = "/usr/bin/python3", not os.path.exists(os.path.join(sys.prefix, "pyvenv.cfg")) and \
+            os.path.realpath(sys.executable) == os.path.realpath("/usr/bin/python3")
+    else:
+        here = os.path.realpath(sys.prefix) == os.path.realpath(torch_venv.venv_dir(which)) and \
+            torch_venv.is_ready(which)
+        if not here:
+            try:
+                want = torch_venv.ensure(which)
+            except torch_venv.VenvError as e:
+                print("torch_reference: --torch %s: %s" % (which, e), file=sys.stderr)
+                return 2 if "expected e.g." in str(e) or "not on the index" in str(e) else 1
+    if here:
+        return 0
+    if os.environ.get("SF_TORCH_REEXEC") == which:
+        print("torch_reference: --torch %s: re-executed under %s but still not in it (sys.prefix %s)"
+              % (which, want, sys.prefix), file=sys.stderr)
+        return 1
+    os.environ["SF_TORCH_REEXEC"] = which
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(want, [want, os.path.abspath(__file__)] + argv)
 
 
 def main(argv):
     if len(argv) == 2 and argv[0] == WORKER_FLAG:
         return worker(json.loads(argv[1]))
     a = parse_args(argv)
+    rc = use_torch(a.torch, argv)  # returns only when this interpreter is the one asked for
+    if rc:
+        return rc
     if a.train_to_target is not None:
         return train_main(a)
     threads = a.threads if a.device == "cpu" else [0]  # 0: torch's default thread count (cuda)
@@ -424,14 +502,16 @@ def main(argv):
     for ps in a.ps:
         for base in a.base:
             runs = []
-            for t in threads:
+            for t, v in [(t, v) for v in a.variants for t in threads]:
+                amp, mf = variant_settings(v, a)
                 case = {"ps": ps, "base": base, "categories": a.categories, "bottleneck": a.bottleneck,
                         "groups": a.groups, "threads": t, "warmup": a.warmup, "steps": a.steps,
-                        "device": a.device, "amp": a.amp, "memory_format": a.memory_format,
+                        "device": a.device, "amp": amp, "memory_format": mf, "variant": v,
                         "no_tf32": a.no_tf32, "cudnn_benchmark": a.cudnn_benchmark == "on", "input": a.input,
                         "seed": a.seed}
-                print("torch_reference: ps %d base %d categories %d bottleneck %d on %s%s, %s ..."
-                      % (ps, base, a.categories, a.bottleneck, a.device, " (bf16 autocast)" if a.amp else "",
+                print("torch_reference: ps %d base %d categories %d bottleneck %d on %s%s%s, %s ..."
+                      % (ps, base, a.categories, a.bottleneck, a.device, " (bf16 autocast)" if amp else "",
+                         " (channels_last_3d)" if mf == "channels_last" else "",
                          "%d thread(s)" % t if t else "default threads"), file=sys.stderr, flush=True)
                 res, err, rc = run_case(case, a.timeout)
                 if res is None:

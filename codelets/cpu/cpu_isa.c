@@ -81,3 +81,30 @@ int sf_blas_core_is_generic(void)
     if (core && !strcasecmp(core, generic[i])) return 1;
   return 0;
 }
+
+char *sf_cpu_kernels_describe(char *buf, size_t len)
+{
+  sf_cpu_isa isa = sf_cpu_isa_active();
+  const char *core = sf_blas_core_name();
+  if (isa == SF_ISA_NONE)
+    snprintf(buf, len, "none (SF_CONV_DIRECT=0: im2col + sgemm everywhere), OpenBLAS core %s", core ? core : "?");
+  else
+    snprintf(buf, len, "%s direct (SF_CPU_ISA to cap), OpenBLAS core %s", sf_cpu_isa_name(isa), core ? core : "?");
+  return buf;
+}
+
+const char *sf_blas_generic_warning(char *buf, size_t len)
+{
+  if (!sf_blas_core_is_generic()) return NULL;
+  sf_cpu_isa has = sf_cpu_isa_supported();
+  const char *core = sf_blas_core_name();
+  snprintf(buf, len,
+           "OpenBLAS core %s: this OpenBLAS does not know this CPU (or OPENBLAS_CORETYPE chose a generic core) and "
+           "runs its generic kernels: every path still on sgemm (the im2col convolutions the direct kernels do not "
+           "cover, and all of them with SF_CONV_DIRECT=0) runs several times slower than it could%s",
+           core ? core : "?",
+           has == SF_ISA_AVX512 ? "; this CPU has AVX-512: try OPENBLAS_CORETYPE=SkylakeX (or Haswell)"
+           : has == SF_ISA_AVX2 ? "; this CPU has AVX2 and FMA: try OPENBLAS_CORETYPE=Haswell"
+                                : "; set OPENBLAS_CORETYPE to the closest core this OpenBLAS knows");
+  return buf;
+}

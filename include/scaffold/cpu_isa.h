@@ -4,6 +4,8 @@
 #ifndef SCAFFOLD_CPU_ISA_H
 #define SCAFFOLD_CPU_ISA_H
 
+#include <stddef.h>
+
 typedef enum {
   SF_ISA_NONE = 0, /* direct kernels off (SF_CONV_DIRECT=0): im2col + sgemm everywhere */
   SF_ISA_C,        /* portable C, auto-vectorised by the compiler for the build's target */
@@ -31,5 +33,12 @@ int sf_cpu_isa_parse(const char *name);
  * peak, because this OpenBLAS does not know the CPU. */
 const char *sf_blas_core_name(void);
 int sf_blas_core_is_generic(void);
+
+/* The run header's line for both: "avx2 direct (SF_CPU_ISA to cap), OpenBLAS core Zen"; with the
+ * direct kernels off, "none (SF_CONV_DIRECT=0: im2col + sgemm everywhere), OpenBLAS core Zen". */
+char *sf_cpu_kernels_describe(char *buf, size_t len);
+/* When sf_blas_core_is_generic(): what that costs and what to try (no "warning:" prefix), in buf;
+ * otherwise NULL. */
+const char *sf_blas_generic_warning(char *buf, size_t len);
 
 #endif

@@ -62,6 +62,7 @@ void sf_html_machine(FILE *f, const sf_summary *s)
   fputs("</td></tr>\n", f);
   row_num(f, "StarPU max CPU workers", m, "starpu_maxcpus", "");
   row_str(f, "BLAS core (OpenBLAS)", m, "blas_core");
+  row_str(f, "CPU kernels (SF_CPU_ISA)", m, "cpu_kernels");
   row_str(f, "host", m, "hostname");
   fputs("</table>\n", f);
 }

@@ -278,14 +278,14 @@ static void summarize_group(sf_group *g, entry *es, size_t n)
   free(tmp.v);
 }
 
-/* The machine a result ran on: its "machine" object plus hostname and blas_core. */
+/* The machine a result ran on: its "machine" object plus hostname, blas_core and cpu_kernels. */
 static cJSON *machine_record(const cJSON *r)
 {
   const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "machine");
   if (!cJSON_IsObject(m)) return NULL;
   cJSON *o = cJSON_Duplicate(m, 1);
-  const char *extra[] = {"hostname", "blas_core"};
-  for (int i = 0; i < 2; i++) {
+  const char *extra[] = {"hostname", "blas_core", "cpu_kernels"};
+  for (int i = 0; i < 3; i++) {
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(r, extra[i]);
     if (cJSON_IsString(x) && !cJSON_HasObjectItem(o, extra[i])) cJSON_AddStringToObject(o, extra[i], x->valuestring);
   }

@@ -377,6 +377,10 @@ int sf_cmd_benchmark(int argc, char **argv)
   sf_signals_install(); /* starpu_init installed its own SIGINT handler */
   char desc[256], workers[128];
   sf_info("benchmark: %s", sf_runtime_describe(desc, sizeof desc));
+  char kdesc[192], kwarn[640];
+  sf_info("benchmark: CPU kernels: %s", sf_cpu_kernels_describe(kdesc, sizeof kdesc));
+  if (sf_blas_generic_warning(kwarn, sizeof kwarn)) sf_warn("%s", kwarn);
+  sf_result_set_string(res, "cpu_kernels", sf_cpu_isa_name(sf_cpu_isa_active()));
   if (sf_dist_active())
     sf_info("benchmark: %d MPI ranks = %d data-parallel replica(s) x %d spatial shard(s) (StarPU-MPI); rank 0 "
             "writes the outputs; workers per rank as above", sf_dist_size(), sf_dist_replicas(), sf_dist_spatial());

@@ -23,6 +23,7 @@
 #include "scaffold/common.h"
 #include "scaffold/fsutil.h"
 #include "scaffold/sha256.h"
+#include "perfmodels_notice.h"
 
 #ifdef SF_SOURCE_DIR
 #define SF_PERFMODELS_DEFAULT_DIR SF_SOURCE_DIR "/perfmodels"
@@ -488,9 +489,12 @@ void sf_perfmodels_setup(const char *sched)
       sf_warn("perfmodels: cannot read the shipped perfmodels directory %s%s: %s; using StarPU's default perfmodels",
               explicit_root ? "(SF_PERFMODELS_DIR) " : "", root, strerror(errno));
     starpu_default_note("no shipped perfmodels directory");
-    if (loud && !explicit_root && errno == ENOENT)
-      sf_info("runtime: perfmodels: no shipped perfmodels at %s; the %s scheduler will calibrate from scratch", root,
-              sched);
+    if (loud && !explicit_root && errno == ENOENT) {
+      char first[PATH_MAX + 256];
+      snprintf(first, sizeof first, "no shipped perfmodels at %s: no perfmodels exist for this machine class; the %s "
+               "scheduler will calibrate from scratch", root, sched);
+      sf_perfmodels_uncalibrated_notice(sched, first);
+    }
     return;
   }
   machine m;
@@ -520,10 +524,13 @@ void sf_perfmodels_setup(const char *sched)
 
   if (!cls[0]) {
     starpu_default_note("no shipped class matches this machine");
-    if (loud)
-      sf_info("runtime: perfmodels: no shipped class in %s matches this machine (model name '%s', %d cores%s%s); the "
-              "%s scheduler will calibrate from scratch (docs/perfmodels.md)",
-              root, m.model_name, m.cores, reasons[0] ? "; " : "", reasons, sched);
+    if (loud) {
+      char first[PATH_MAX + 2048];
+      snprintf(first, sizeof first, "no shipped class in %s matches this machine (model name '%s', %d cores%s%s): no "
+               "perfmodels exist for this machine class; the %s scheduler will calibrate from scratch",
+               root, m.model_name, m.cores, reasons[0] ? "; " : "", reasons, sched);
+      sf_perfmodels_uncalibrated_notice(sched, first);
+    }
     return;
   }
 

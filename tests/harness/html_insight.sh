@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The HTML report's scheduling-insight sections (issue 19): the machine block from the results'
-# machine records (CPU model, cores, memory, GPUs, StarPU version and features, BLAS core), the
+# machine records (CPU model, cores, memory, GPUs, StarPU version and features, BLAS core, CPU kernels), the
 # units line, the scaling chart of progression results (samples/s against workers, measured and
 # ideal lines), the scheduler x worker-mix matrix of schedulers.<scheduler>__<mix>__<size> results
 # (samples/s, % of the bound's samples/s, the baseline's samples/s with --compare), also in the text
@@ -32,6 +32,7 @@ check "GPU row" grep -qE '<tr><th>NVIDIA GPUs</th><td>[0-9]+</td></tr>' "$H"
 check "StarPU version" grep -qE '<tr><th>StarPU</th><td>1\.[0-9]+\.[0-9]+</td></tr>' "$H"
 check "StarPU features" grep -qE '<tr><th>StarPU features</th><td>CPU' "$H"
 check "BLAS core row (fake results record none)" contains "$H" '<tr><th>BLAS core (OpenBLAS)</th><td>not recorded</td></tr>'
+check "CPU kernels row (fake results record none)" contains "$H" '<tr><th>CPU kernels (SF_CPU_ISA)</th><td>not recorded</td></tr>'
 check "units line" contains "$H" 'Units: perf, perf_base, perf_adj, perf_base_adj in samples/s'
 check "scaling section" contains "$H" 'Worker scaling (samples/s against CPU workers, ideal = linear)'
 check "scaling chart of p.scale" contains "$H" '<h3>p.scale</h3>'

@@ -2,7 +2,8 @@
  * CTest): builds the U-Net, runs warm-up + timed sf_graph_train_step calls on synthetic samples
  * (tests/graph's gt_sample) and prints one line "SFBENCH {json}": median step time, samples/s,
  * effective GFLOP/s (3 x the model's forward conv flops / median step), peak RSS of the process
- * (getrusage) and the OpenBLAS kernel in use. --trace DIR traces the timed steps only
+ * (getrusage), the CPU kernel set and the OpenBLAS kernel in use (also on stderr at start, with a
+ * warning when OpenBLAS runs generic kernels). --trace DIR traces the timed steps only
  * (scaffold/trace.h: DIR/trace.json, DIR/worker_stats.{json,txt}). --export-graph DIR writes the first
  * timed step's task graph (scaffold/graph_record.h: DIR/graph.json, DIR/graph.dot). --bound DIR
  * records the timed steps for the area bound, then runs one more step recorded with dependencies
@@ -106,6 +107,9 @@ int main(int argc, char **argv)
   if (rk != SF_RT_STARPU && bound_dir) sf_die(SF_EXIT_USAGE, "bench_train_step: --bound uses StarPU's bound recorder: --runtime starpu");
   if (rk != SF_RT_STARPU) sched = runtime;
   gt_runtime_start_on(runtime, sched, ncpu);
+  char kdesc[192], kwarn[640];
+  fprintf(stderr, "bench_train_step: CPU kernels: %s\n", sf_cpu_kernels_describe(kdesc, sizeof kdesc));
+  if (sf_blas_generic_warning(kwarn, sizeof kwarn)) fprintf(stderr, "bench_train_step: warning: %s\n", kwarn);
   sf_config c;
   sf_config_init(&c);
   c.slabs = slabs;
@@ -166,12 +170,12 @@ int main(int argc, char **argv)
          "\"sched\": \"%s\", \"nslabs\": %d, \"more_determinism\": %d, \"nparams\": %zu, \"fwd_gflop\": %.9g, "
          "\"warmup\": %d, \"steps\": %d, \"median_step_s\": %.6g, \"min_step_s\": %.6g, \"max_step_s\": %.6g, "
          "\"samples_per_s\": %.6g, \"eff_gflops\": %.6g, \"peak_rss_mib\": %.1f, \"openblas_core\": \"%s\", "
-         "\"openblas_coretype_env\": \"%s\", \"conv3d_kernels\": \"%s\", \"loss_first\": %.6g, "
+         "\"openblas_coretype_env\": \"%s\", \"cpu_kernels\": \"%s\", \"conv3d_kernels\": \"%s\", \"loss_first\": %.6g, "
          "\"loss_last\": %.6g, \"runtime\": \"%s\", \"runtime_kind\": \"%s\", \"tasks_per_step\": %ld, "
          "\"kernel_s_per_step\": %.6g, \"graph\": \"%s\", \"step_s\": [",
          ps, base, ncpu, sched, nslabs, det, p.u.total_params, p.u.forward_flops * 1e-9, warm, timed, med,
          steps_sorted[0], steps_sorted[timed - 1], 1.0 / med, 3.0 * p.u.forward_flops / med * 1e-9,
-         (double)ru.ru_maxrss / 1024.0, openblas_get_corename(), ct ? ct : "",
+         (double)ru.ru_maxrss / 1024.0, openblas_get_corename(), ct ? ct : "", sf_cpu_isa_name(sf_cpu_isa_active()),
          conv_kernels,
          loss0, loss1, desc, sf_runtime_kind_name(rk), ntasks, rk == SF_RT_STARPU ? -1.0 : kern / timed, gdesc);
   for (int i = 0; i < timed; i++) printf("%s%.6g", i ? ", " : "", t[i]);

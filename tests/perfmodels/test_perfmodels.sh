@@ -5,7 +5,8 @@
 #               predicts the shipped mean for shipped footprints; a second start does not copy again,
 #               a changed shipped set is copied again; the shipped tree is never written
 #   nomatch     no class fits (and one MATCH is unusable: warned, skipped): nothing set, StarPU
-#               predicts nan, one info line for dmda, none for lws
+#               predicts nan; for dmda the start-up notice (no perfmodels for this machine class, what
+#               dmda does meanwhile, how to calibrate), also with an empty SF_PERFMODELS_DIR; none for lws
 #   user        STARPU_PERF_MODEL_DIR / STARPU_HOME set by the user: left alone, no cache written
 #   unwritable  the cache cannot be created: a warning naming the path, the run goes on uncalibrated
 # usage: test_perfmodels.sh MODE PROBE   (SF_SOURCE_DIR: the source tree, set by CTest)
@@ -62,6 +63,18 @@ expected_ok() {
         n++; e = v["expected_us"]; m = v["mean_us"];
         if (e == "nan" || e == "-nan" || (e - m) > 1e-4 * m || (m - e) > 1e-4 * m) { print "bad: " $0; b++ } }
        END { if (!b) print n + 0 }' "$T/$1.out"
+}
+# the uncalibrated notice in $T/<name>.out: no perfmodels for this class, dmda (or $2) calibrating
+# meanwhile with the first steps uninformed, StarPU's own directory, and scripts/calibrate
+notice_ok() {
+  local o=$T/$1.out s=${2:-dmda} learnt='\(holds none of our codelets yet\|already holds [0-9]* history file\)'
+  [ "${3:-}" = first ] && learnt='holds none of our codelets yet: this is the first calibrating run'
+  grep -q '^runtime: perfmodels: no shipped class .*: no perfmodels exist for this machine class; the '"$s"' scheduler will calibrate from scratch$' "$o" ||
+    err "$1: first notice line missing:"$'\n'"$(grep perfmodels "$o")"
+  grep -q "^runtime: perfmodels: meanwhile $s calibrates while it runs: .*fewer than 10 timed samples.*first steps of each shape .* uninformed.*$XDG_CACHE_HOME/.starpu/sampling $learnt" "$o" ||
+    err "$1: 'meanwhile $s calibrates ... uninformed ... sampling $learnt' line missing:"$'\n'"$(grep perfmodels "$o")"
+  grep -q '^runtime: perfmodels: to calibrate this machine class: scripts/calibrate NAME (.*11 dmda steps.* writes perfmodels/NAME/sampling' "$o" ||
+    err "$1: the scripts/calibrate line is missing:"$'\n'"$(grep perfmodels "$o")"
 }
 tree_sum() { (cd "$1" && find . -type f ! -name .shipped-sha256 -print0 | sort -z | xargs -0 sha256sum); }
 
@@ -124,7 +137,14 @@ nomatch)
     err "the info line does not say why sftest did not match: $(grep perfmodels "$T/dmda.out")"
   grep -q '^EXPECTED footprint=.* expected_us=-\?nan ' "$T/dmda.out" ||
     err "uncalibrated StarPU predicted a length: $(grep EXPECTED "$T/dmda.out" | head -2)"
+  notice_ok dmda dmda first
   [ -e "$XDG_CACHE_HOME/scaffold-starpu" ] && err "a cache was created without a matching class"
+  # an empty shipped directory: no class at all, the same notice
+  mkdir -p "$T/empty"
+  SF_PERFMODELS_DIR=$T/empty probe empty dmdas
+  grep -q "^runtime: perfmodels: no shipped class in $T/empty matches this machine .*: no perfmodels exist for this machine class; the dmdas scheduler" \
+    "$T/empty.out" || err "empty SF_PERFMODELS_DIR: no notice:"$'\n'"$(cat "$T/empty.out")"
+  notice_ok empty dmdas
   rm -rf "$SHIPPED/abad" # (its warning is printed for every scheduler)
   probe lws lws
   grep -q '^runtime: perfmodels\|warning: perfmodels' "$T/lws.out" "$T/lws.err" &&

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The run header's CPU kernel set and OpenBLAS core (issue 20, include/scaffold/cpu_isa.h):
+# `scaffold benchmark` (--datagen-only: the header and the result JSON without training) prints
+# "benchmark: CPU kernels: <isa> direct (SF_CPU_ISA to cap), OpenBLAS core <core>" and records
+# "cpu_kernels" next to the machine info; tests/perf/bench_train_step prints the same line on stderr
+# and carries cpu_kernels in its SFBENCH JSON. SF_CPU_ISA=c is followed by both. With
+# OPENBLAS_CORETYPE=Prescott (Debian's DYNAMIC_ARCH OpenBLAS switches to its generic core) both warn
+# that OpenBLAS runs generic kernels and suggest OPENBLAS_CORETYPE; without it, no such warning.
+# usage: run_header.sh BENCH_TRAIN_STEP   (SF_BINARY, SF_SOURCE_DIR: set by CTest)
+set -u
+BTS=${1:?usage: run_header.sh BENCH_TRAIN_STEP}
+BIN=${SF_BINARY:?SF_BINARY is not set}
+T=$(mktemp -d "${TMPDIR:-/tmp}/sf-header-XXXXXX")
+trap 'rm -rf "$T"' EXIT
+export STARPU_HOME="$T/starpu_home" STARPU_SILENT=1
+unset SF_CPU_ISA SF_CONV_DIRECT OPENBLAS_CORETYPE STARPU_SCHED STARPU_NCPU
+mkdir -p "$STARPU_HOME"
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+jfield() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2], "(absent)"))' "$1" "$2"; }
+cat >"$T/cfg.yml" <<YML
+problem_scale: 4
+unet_bottleneck_dim: 3
+n_categories: 2
+n_instances_used_per_fractal: 4
+fract_base_dir: $T/fractals
+base_run_dir: $T/runs
+ncpu: 1
+scheduler: eager
+YML
+
+bench() { # name [env...]: scaffold benchmark --datagen-only; output in $T/name.log, result JSON path in $res
+  local name=$1; shift
+  env "$@" "$BIN" benchmark -c "$T/cfg.yml" --datagen-only --out "$T/$name" --experiment-name t.header \
+    --job-id 0.0 >"$T/$name.log" 2>&1 || fail "$name: benchmark --datagen-only exited with $?: $(tail -5 "$T/$name.log")"
+  res=$(ls "$T/$name"/*.json 2>/dev/null | head -1)
+}
+generic_warning='OpenBLAS does not know this CPU .*runs its generic kernels.*OPENBLAS_CORETYPE='
+
+# default: the best set this CPU has, the real core; no generic warning unless OpenBLAS is generic here
+bench plain
+line=$(grep -m1 '^benchmark: CPU kernels: ' "$T/plain.log")
+[[ "$line" =~ ^benchmark:\ CPU\ kernels:\ (c|avx2|avx512)\ direct\ \(SF_CPU_ISA\ to\ cap\),\ OpenBLAS\ core\ ([A-Za-z0-9]+)$ ]] ||
+  fail "no or malformed 'benchmark: CPU kernels: ...' line: '${line:-none}'"
+isa=${BASH_REMATCH[1]:-} core=${BASH_REMATCH[2]:-}
+[ -n "$res" ] || fail "plain: no result JSON in $T/plain"
+if [ -n "$res" ]; then
+  [ "$(jfield "$res" cpu_kernels)" = "$isa" ] || fail "result JSON cpu_kernels is '$(jfield "$res" cpu_kernels)', the header says '$isa'"
+fi
+case $core in
+Prescott | Core2 | Katmai | Coppermine | Northwood | Banias | Athlon | Opteron | Generic)
+  grep -qE "$generic_warning" "$T/plain.log" || fail "core $core is generic, yet no warning" ;;
+*) grep -qE "$generic_warning" "$T/plain.log" && fail "core $core is not generic, yet: $(grep -m1 'generic kernels' "$T/plain.log")" ;;
+esac
+
+# SF_CPU_ISA=c caps the set: the header and the JSON follow
+bench capped SF_CPU_ISA=c
+grep -q '^benchmark: CPU kernels: c direct (SF_CPU_ISA to cap), OpenBLAS core ' "$T/capped.log" ||
+  fail "SF_CPU_ISA=c: header says: $(grep -m1 'CPU kernels' "$T/capped.log")"
+[ -n "$res" ] && [ "$(jfield "$res" cpu_kernels)" != c ] && fail "SF_CPU_ISA=c: result JSON cpu_kernels '$(jfield "$res" cpu_kernels)'"
+
+# OPENBLAS_CORETYPE=Prescott: OpenBLAS's generic core, named in the header, with the warning
+bench prescott OPENBLAS_CORETYPE=Prescott
+grep -q '^benchmark: CPU kernels: .*, OpenBLAS core Prescott$' "$T/prescott.log" ||
+  fail "OPENBLAS_CORETYPE=Prescott: header says: $(grep -m1 'CPU kernels' "$T/prescott.log") (does this OpenBLAS switch cores at run time?)"
+grep -qE "^scaffold: warning: OpenBLAS core Prescott: this $generic_warning" "$T/prescott.log" ||
+  fail "OPENBLAS_CORETYPE=Prescott: no generic-kernels warning:"$'\n'"$(cat "$T/prescott.log")"
+
+# bench_train_step: the same line on stderr, cpu_kernels in SFBENCH; the warning with Prescott
+for ct in default Prescott; do
+  e=()
+  [ $ct = Prescott ] && e=(OPENBLAS_CORETYPE=Prescott)
+  env "${e[@]}" "$BTS" --ps 4 --base 8 --ncpu 1 --warmup 0 --steps 1 >"$T/bts.out" 2>"$T/bts.err" ||
+    { fail "bench_train_step ($ct) exited with $?: $(tail -3 "$T/bts.err")"; continue; }
+  grep -qE '^bench_train_step: CPU kernels: (c|avx2|avx512) direct \(SF_CPU_ISA to cap\), OpenBLAS core ' "$T/bts.err" ||
+    fail "bench_train_step ($ct): no CPU kernels line on stderr: $(head -3 "$T/bts.err")"
+  k=$(sed -n 's/^SFBENCH //p' "$T/bts.out" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("cpu_kernels", "(absent)"))')
+  [ "$k" = "$isa" ] || fail "bench_train_step ($ct): SFBENCH cpu_kernels '$k', want '$isa'"
+  if [ $ct = Prescott ]; then
+    grep -qE "^bench_train_step: warning: OpenBLAS core Prescott: this $generic_warning" "$T/bts.err" ||
+      fail "bench_train_step with Prescott: no generic-kernels warning: $(cat "$T/bts.err")"
+  fi
+done
+[ $fails = 0 ] || exit 1
+echo "PASS: run header 'CPU kernels: $isa direct, OpenBLAS core $core', cpu_kernels recorded, Prescott warned"
