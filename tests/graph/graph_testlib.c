@@ -78,12 +78,28 @@ void gt_runtime_start(const char *scheduler, int ncpu)
   gt_runtime_start_on(getenv("SF_TEST_RUNTIME"), scheduler, ncpu);
 }
 
+/* StarPU's watchdog, unless the caller set one: a run in which no task finishes for 60 s (times
+ * SF_TEST_SLOWDOWN) while tasks are pending makes StarPU print "The StarPU watchdog detected that no
+ * task finished for ..." and abort, so a hang (one clean-clone CI run of graph_determinism was killed
+ * at its timeout; 210 local repeats, under load up to 15, never hung) ends with that message and the
+ * crash note's signal line instead of CTest's bare timeout. Ours take milliseconds. */
+static void arm_starpu_watchdog(void)
+{
+  const char *slow = getenv("SF_TEST_SLOWDOWN");
+  int factor = slow && atoi(slow) > 0 ? atoi(slow) : 1;
+  char us[32];
+  snprintf(us, sizeof us, "%lld", 60000000LL * factor);
+  setenv("STARPU_WATCHDOG_TIMEOUT", us, 0);
+  setenv("STARPU_WATCHDOG_CRASH", "1", 0);
+}
+
 void gt_runtime_start_on(const char *runtime, const char *scheduler, int ncpu)
 {
   int host = runtime && *runtime && strcmp(runtime, "starpu") != 0;
   if (!g_home) {
     g_home = sf_test_tmpdir("graph-starpu-home");
     setenv("STARPU_HOME", g_home, 1);
+    arm_starpu_watchdog();
   }
   sf_config_init(&g_cfg);
   g_cfg_live = 1;
