@@ -130,17 +130,15 @@ int gt_match_ref_grads(const char *what, const gt_problem *p, sf_unet_ref *ref, 
   return gt_check_close_tensors(name, &p->u, got, want, rtol);
 }
 
-/* One step of run a (0-based s) against the reference step from a's state before it. */
-static int check_step(const char *what, const gt_problem *p, const gt_result *a, int s, sf_unet_ref *ref,
-                      const float *zeros, double rtol)
+/* The part of a step check after the reference's gradient g (from a's state before step s): Adam's
+ * moments and the parameter update of the reference's optimizer step against a's. */
+static int check_optimizer_part(const char *step_what, const gt_problem *p, const gt_result *a, int s,
+                                const float *g, const float *zeros, double rtol)
 {
   const sf_unet *u = &p->u;
   const size_t n = u->total_params;
   const float *p0 = s ? gt_result_state(a, n, s - 1, 0) : a->params0;
   const float *m0 = s ? gt_result_state(a, n, s - 1, 2) : zeros, *v0 = s ? gt_result_state(a, n, s - 1, 3) : zeros;
-  float *x = sf_malloc(p->nvox * 3 * sizeof(float), "sample");
-  uint16_t *lab = sf_malloc(p->nvox * sizeof(uint16_t), "labels");
-  float *g = sf_calloc(n, sizeof(float), "reference gradients");
   float *want[3]; /* params, m, v after the reference's optimizer step */
   const float *before[3] = {p0, m0, v0};
   for (int i = 0; i < 3; i++) {
@@ -148,17 +146,10 @@ static int check_step(const char *what, const gt_problem *p, const gt_result *a,
     memcpy(want[i], before[i], n * sizeof(float));
   }
   unsigned char *ill = sf_calloc(n, 1, "conditioning marks");
-  char step_what[192], name[256];
-  snprintf(step_what, sizeof step_what, "%s: step %d vs reference from the run's state", what, s + 1);
-  gt_sample(p, s, x, lab);
-  double out[3];
-  sf_unet_ref_train_step(ref, p0, g, x, lab, p->cw, out, 0);
-  snprintf(name, sizeof name, "%s: [ce, dice, loss]", step_what);
-  int ok = sf_check_close_d(name, a->out[s], out, 3, rtol);
-  ok &= gt_match_ref_grads(step_what, p, ref, p0, x, gt_result_state(a, n, s, 1), g, rtol);
+  char name[256];
   gt_ref_clip_adam(u, want[0], want[1], want[2], g, a->lr, s + 1);
   snprintf(name, sizeof name, "%s: Adam m", step_what);
-  ok &= gt_check_close_tensors(name, u, gt_result_state(a, n, s, 2), want[1], rtol);
+  int ok = gt_check_close_tensors(name, u, gt_result_state(a, n, s, 2), want[1], rtol);
   snprintf(name, sizeof name, "%s: Adam v", step_what);
   ok &= gt_check_close_tensors(name, u, gt_result_state(a, n, s, 3), want[2], rtol);
   sf_golden_mark_ill_conditioned(u, g, ill);
@@ -167,13 +158,68 @@ static int check_step(const char *what, const gt_problem *p, const gt_result *a,
         GT_UPDATE_TOL_LR;
   for (int i = 0; i < 3; i++) free(want[i]);
   free(ill);
+  return ok;
+}
+
+/* One step of run a (0-based s) against the reference step from a's state before it. */
+static int check_step(const char *what, const gt_problem *p, const gt_result *a, int s, sf_unet_ref *ref,
+                      const float *zeros, double rtol)
+{
+  const size_t n = p->u.total_params;
+  const float *p0 = s ? gt_result_state(a, n, s - 1, 0) : a->params0;
+  float *x = sf_malloc(p->nvox * 3 * sizeof(float), "sample");
+  uint16_t *lab = sf_malloc(p->nvox * sizeof(uint16_t), "labels");
+  float *g = sf_calloc(n, sizeof(float), "reference gradients");
+  char step_what[192], name[256];
+  snprintf(step_what, sizeof step_what, "%s: step %d vs reference from the run's state", what, s + 1);
+  gt_sample(p, s, x, lab);
+  double out[3];
+  sf_unet_ref_train_step(ref, p0, g, x, lab, p->cw, out, 0);
+  snprintf(name, sizeof name, "%s: [ce, dice, loss]", step_what);
+  int ok = sf_check_close_d(name, a->out[s], out, 3, rtol);
+  ok &= gt_match_ref_grads(step_what, p, ref, p0, x, gt_result_state(a, n, s, 1), g, rtol);
+  ok &= check_optimizer_part(step_what, p, a, s, g, zeros, rtol);
   free(g);
   free(x);
   free(lab);
   return ok;
 }
 
-int gt_check_vs_ref(const char *what, const gt_problem *p, const gt_result *a, double rtol)
+/* One batch step of run a (batch[s] samples, the next ones in order) against the reference's batch
+ * step from a's state before it. */
+static int check_batch_step(const char *what, const gt_problem *p, const gt_result *a, const int *batch, int s,
+                            sf_unet_ref *ref, const float *zeros, double rtol)
+{
+  const size_t n = p->u.total_params;
+  const float *p0 = s ? gt_result_state(a, n, s - 1, 0) : a->params0;
+  float *x[GT_MAX_BATCH];
+  uint16_t *lab[GT_MAX_BATCH];
+  int i0 = 0;
+  for (int t = 0; t < s; t++) i0 += batch[t];
+  for (int b = 0; b < batch[s]; b++) {
+    x[b] = sf_malloc(p->nvox * 3 * sizeof(float), "sample");
+    lab[b] = sf_malloc(p->nvox * sizeof(uint16_t), "labels");
+    gt_sample(p, i0 + b, x[b], lab[b]);
+  }
+  float *g = sf_calloc(n, sizeof(float), "reference gradients");
+  char step_what[192], name[256];
+  snprintf(step_what, sizeof step_what, "%s: batch step %d (%d samples) vs reference from the run's state", what,
+           s + 1, batch[s]);
+  double out[3];
+  sf_unet_ref_batch_step(ref, p0, g, batch[s], (const float *const *)x, (const uint16_t *const *)lab, p->cw, out,
+                         0);
+  snprintf(name, sizeof name, "%s: [ce, dice, loss]", step_what);
+  int ok = sf_check_close_d(name, a->out[s], out, 3, rtol);
+  snprintf(name, sizeof name, "%s: gradients", step_what);
+  ok &= gt_check_close_tensors(name, &p->u, gt_result_state(a, n, s, 1), g, rtol);
+  ok &= check_optimizer_part(step_what, p, a, s, g, zeros, rtol);
+  free(g);
+  for (int b = 0; b < batch[s]; b++) free(x[b]), free(lab[b]);
+  return ok;
+}
+
+/* Every step of a against the reference from a's state: single samples (batch NULL) or batches */
+static int check_steps(const char *what, const gt_problem *p, const gt_result *a, const int *batch, double rtol)
 {
   SF_CHECK(a->hist != NULL && a->params0 == p->params0,
            "%s: the run kept no per-step state (more than %d steps) or started from other parameters", what,
@@ -182,8 +228,19 @@ int gt_check_vs_ref(const char *what, const gt_problem *p, const gt_result *a, d
   sf_unet_ref *ref = sf_unet_ref_create(&p->u);
   float *zeros = sf_calloc(p->u.total_params, sizeof(float), "zero moments");
   int ok = 1;
-  for (int s = 0; s < a->nsteps; s++) ok &= check_step(what, p, a, s, ref, zeros, rtol);
+  for (int s = 0; s < a->nsteps; s++)
+    ok &= batch ? check_batch_step(what, p, a, batch, s, ref, zeros, rtol) : check_step(what, p, a, s, ref, zeros, rtol);
   free(zeros);
   sf_unet_ref_destroy(ref);
   return ok;
+}
+
+int gt_check_vs_ref_batches(const char *what, const gt_problem *p, const gt_result *a, const int *batch, double rtol)
+{
+  return check_steps(what, p, a, batch, rtol);
+}
+
+int gt_check_vs_ref(const char *what, const gt_problem *p, const gt_result *a, double rtol)
+{
+  return check_steps(what, p, a, NULL, rtol);
 }

@@ -66,6 +66,12 @@ int gt_compare_bitwise(const char *what, const gt_result *a, const gt_result *b,
  * well-conditioned, sf_golden_check_update). Returns 1 if all passed. */
 int gt_check_vs_ref(const char *what, const gt_problem *p, const gt_result *a, double rtol);
 
+/* The same for a batched run (gt_run_graph_batches with batch[]), against sf_unet_ref_batch_step from
+ * a's state before every step. Near-kink decisions are not searched for in a batch (the reference's
+ * kink list is per sample): the gradients must agree within rtol, which holds unless a ReLU or
+ * max-pool input of one of the batch's samples lies within rounding distance of its kink. */
+int gt_check_vs_ref_batches(const char *what, const gt_problem *p, const gt_result *a, const int *batch, double rtol);
+
 /* got against want, the gradient of ref's last train step (from params, input x), within rtol
  * (gt_tensor_rel_err); if it is farther, first takes near-kink decisions of that step the other
  * way (see above), adding their changes to want, which is left as the gradient compared. Prints an

@@ -216,6 +216,16 @@ static void graph_run_close(graph_run *gr, const gt_problem *p, gt_result *r)
   free(gr->params);
 }
 
+/* The graph's state after step s into r's history (no-op without one) */
+static void note_state(graph_run *gr, gt_result *r, size_t n, int s)
+{
+  if (!r->hist) return;
+  sf_graph_acquire_state(gr->g, 0);
+  gt_result_note_step(r, n, s, sf_graph_params(gr->g), sf_graph_grads(gr->g), sf_graph_adam_m(gr->g),
+                      sf_graph_adam_v(gr->g));
+  sf_graph_release_state(gr->g);
+}
+
 void gt_run_graph_hook(const gt_problem *p, int slabs, int determinism, int nsteps, double lr, gt_result *r,
                        gt_step_hook after_step, void *ctx)
 {
@@ -230,12 +240,7 @@ void gt_run_graph_hook(const gt_problem *p, int slabs, int determinism, int nste
     sf_graph_train_step(gr.g, x, lab, p->cw, lr, s + 1, r->out[s]);
     r->step_s[s] = sf_now() - t0;
     r->nsteps = s + 1;
-    if (r->hist) {
-      sf_graph_acquire_state(gr.g, 0);
-      gt_result_note_step(r, n, s, sf_graph_params(gr.g), sf_graph_grads(gr.g), sf_graph_adam_m(gr.g),
-                          sf_graph_adam_v(gr.g));
-      sf_graph_release_state(gr.g);
-    }
+    note_state(&gr, r, n, s);
     if (after_step) after_step(gr.g, s, ctx);
   }
   graph_run_close(&gr, p, r);
@@ -332,6 +337,8 @@ void gt_run_graph_batches(const gt_problem *p, int slabs, int determinism, int n
     sf_graph_train_batch(gr.g, batch[s], (const float *const *)x, (const uint16_t *const *)lab, p->cw, lr, s + 1,
                          r->out[s]);
     r->step_s[s] = sf_now() - t0;
+    r->nsteps = s + 1;
+    note_state(&gr, r, p->u.total_params, s);
     free_samples(batch[s], x, lab);
   }
   graph_run_close(&gr, p, r);
@@ -362,29 +369,6 @@ static void ref_optimizer(const gt_problem *p, gt_result *r, double lr, long ste
     sf_adam_step(r->params + o, r->m + o, r->v + o, r->grads + o, p->u.params[q].numel, lr, SF_ADAM_BETA1,
                  SF_ADAM_BETA2, SF_ADAM_EPS, step, coef);
   }
-}
-
-void gt_run_ref_batches(const gt_problem *p, int nsteps, const int *batch, double lr, gt_result *r)
-{
-  const size_t n = p->u.total_params;
-  SF_ASSERT(nsteps <= GT_MAX_STEPS && max_batch(batch, nsteps) <= GT_MAX_BATCH);
-  gt_result_alloc(r, n, nsteps);
-  memcpy(r->params, p->params0, n * sizeof(float));
-  sf_unet_ref *ref = sf_unet_ref_create(&p->u);
-  for (int s = 0; s < nsteps; s++) {
-    float *x[GT_MAX_BATCH];
-    uint16_t *lab[GT_MAX_BATCH];
-    batch_samples(p, first_sample(batch, s), batch[s], x, lab);
-    memset(r->grads, 0, n * sizeof(float));
-    double t0 = sf_now();
-    sf_unet_ref_batch_step(ref, r->params, r->grads, batch[s], (const float *const *)x,
-                           (const uint16_t *const *)lab, p->cw, r->out[s], 0);
-    ref_optimizer(p, r, lr, s + 1);
-    r->step_s[s] = sf_now() - t0;
-    free_samples(batch[s], x, lab);
-  }
-  r->nslabs = 1;
-  sf_unet_ref_destroy(ref);
 }
 
 static int same_bits(const char *name, const float *a, const float *b, size_t n)

@@ -66,12 +66,11 @@ void gt_run_graph_hook(const gt_problem *p, int slabs, int determinism, int nste
  * comparison of a graph run with the reference). */
 void gt_run_ref(const gt_problem *p, int nsteps, double lr, gt_result *r);
 /* nsteps training steps on batches (local_batch_size = the largest): step s takes batch[s] samples,
- * the next ones in order (sample 0 first). Through the graph (sf_graph_train_batch), and through the
- * reference (sf_unet_ref_batch_step + the same clip + Adam on the host). */
+ * the next ones in order (sample 0 first), through the graph (sf_graph_train_batch); the reference's
+ * batch step is in gt_check_vs_ref_batches (graph_compare.h). */
 #define GT_MAX_BATCH 8
 void gt_run_graph_batches(const gt_problem *p, int slabs, int determinism, int nsteps, const int *batch, double lr,
                           gt_result *r);
-void gt_run_ref_batches(const gt_problem *p, int nsteps, const int *batch, double lr, gt_result *r);
 
 /* Compares two results' final states (params, m, v, grads within rtol relative to each array's max
  * |value|; rtol 0 = bitwise) and per-step losses. For runs whose trajectories may legitimately differ

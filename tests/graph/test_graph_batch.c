@@ -5,19 +5,24 @@
  * written by the first sample and added to by the others (the default for small weights), RW|COMMUTE
  * accumulation and tap blocks across the samples (SF_GRAD_PART_MAX_FLOATS=0; base 24 has
  * Cout >= 17 layers), and more_determinism, which must stay bitwise whatever the scheduler and
- * worker count. Parameters, Adam moments, gradients and losses within 1e-5 of the reference
- * (relative to each array's max |value|). The learning rate is tiny (LR) so that the second step's
- * gradients are well-conditioned: at 1e-3 Adam's first update (lr * g/|g|) moves a weight whose
- * gradient is ~0 by up to 2 lr depending on the sign of rounding noise, and the second step's
- * gradients then differ from the reference's by ~1e-4 in every configuration alike. */
+ * worker count. Every step is checked against the reference's batch step from the run's own state
+ * before it (gt_check_vs_ref_batches: losses, gradients and Adam moments within 1e-5 of each
+ * tensor's max |value|, the parameter update within 1e-3 lr): comparing with the reference's own
+ * trajectory had failed once the AVX2 3x3x3 and the direct 1x1x1 / transposed conv kernels were
+ * both in (second step's gradient 8.7e-5 off in one up-path weight, the first step 5.8e-7): after
+ * Adam's first update the two runs sit at different parameters, where a ReLU or max-pool decision
+ * near its kink may go either way (graph_compare.h). From the run's own state every step is as
+ * well-conditioned as the first, so the learning rate is the training's usual 1e-3 (at 1e-6 an
+ * update of 1e-3 lr is below the parameters' float resolution and cannot be checked). */
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "graph_compare.h"
 #include "graph_testlib.h"
 #include "testutil.h"
 
 #define NSTEPS 2
-#define LR 1e-6
+#define LR 1e-3
 
 int main(void)
 {
@@ -25,9 +30,6 @@ int main(void)
   gt_problem p;
   gt_problem_init(&p, 4, 24, 4, 4, 9);
   size_t n = p.u.total_params;
-  gt_result ref;
-  gt_run_ref_batches(&p, NSTEPS, batch, LR, &ref);
-  printf("reference: batch losses %.9g %.9g\n", ref.out[0][2], ref.out[1][2]);
 
   struct {
     const char *what, *sched, *part_max;
@@ -50,7 +52,7 @@ int main(void)
     printf("%s: %d slabs, batch losses %.9g %.9g\n", runs[i].what, r.nslabs, r.out[0][2], r.out[1][2]);
     char what[160];
     snprintf(what, sizeof what, "%s vs reference", runs[i].what);
-    gt_compare(what, &r, &ref, n, NSTEPS, 1e-5);
+    gt_check_vs_ref_batches(what, &p, &r, batch, 1e-5);
     if (runs[i].determinism && have_det) {
       snprintf(what, sizeof what, "%s vs the first more_determinism run", runs[i].what);
       gt_compare(what, &r, &det, n, NSTEPS, 0.0);
@@ -64,7 +66,6 @@ int main(void)
   }
   unsetenv("SF_GRAD_PART_MAX_FLOATS");
   gt_result_free(&det);
-  gt_result_free(&ref);
   gt_problem_free(&p);
   gt_cleanup();
   return sf_test_end();
