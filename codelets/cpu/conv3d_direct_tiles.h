@@ -5,10 +5,11 @@
  * volume are in conv3d_direct.c and conv3d_direct_dw.c, shared by every set. */
 #include "conv3d_direct_internal.h"
 #include "conv3d_direct_vec.h"
+#include "sanitize_footprint.h"
 
 /* Register blocks: acc[r][v] (r < R rows, v < NV vectors), R and NV compile-time constants after
  * inlining, so the block lives in vector registers. */
-#define SF_RB_INLINE SF_VTARGET static inline __attribute__((always_inline))
+#define SF_RB_INLINE SF_VTARGET SF_NO_ASAN static inline __attribute__((always_inline))
 
 /* acc = 0 */
 SF_RB_INLINE void rb_zero(SF_VEC acc[][2], const int R, const int NV)
@@ -90,15 +91,49 @@ SF_RB_INLINE void dw_body(float *dwb, size_t dstride, const float *const *xrows,
   rb_add_store(dwb, dstride, acc, R, NV);
 }
 
+#ifdef SF_FOOTPRINT_CHECKS
+/* The ranges tile_body's loops touch (sanitize_footprint.h): per input row present, voxels
+ * x0 .. x0+R+1 of K channels; that row's 3 taps of packed weights; R output rows of vw*NV floats. */
+static void tile_footprint(float *y, size_t ystride, const float *const *rows, int x0, const float *wb, int K,
+                           int R, int NV)
+{
+  for (int t9 = 0; t9 < 9; t9++) {
+    if (!rows[t9]) continue;
+    SF_FOOTPRINT(rows[t9] + (size_t)x0 * K, (size_t)(R + 2) * K, 0);
+    SF_FOOTPRINT(wb + (size_t)t9 * 3 * K * SF_VW * NV, (size_t)3 * K * SF_VW * NV, 0);
+  }
+  for (int r = 0; r < R; r++) SF_FOOTPRINT(y + r * ystride, (size_t)SF_VW * NV, 1);
+}
+/* dw_body's: per input row present, W voxels Cin apart read R floats from each; the group's dy rows
+ * (W voxels gstride apart, vw*NV floats each); R gradient rows of vw*NV floats, read and written. */
+static void dw_footprint(float *dwb, size_t dstride, const float *const *xrows, const float *dy, size_t gstride,
+                         int nrows, int W, int Cin, int R, int NV)
+{
+  for (int i = 0; i < nrows && W > 0; i++) {
+    if (!xrows[i]) continue;
+    SF_FOOTPRINT(xrows[i], (size_t)(W - 1) * Cin + R, 0);
+    SF_FOOTPRINT(dy + (size_t)i * W * gstride, (size_t)(W - 1) * gstride + SF_VW * NV, 0);
+  }
+  for (int r = 0; r < R; r++) SF_FOOTPRINT(dwb + r * dstride, (size_t)SF_VW * NV, 1);
+}
+#define SF_TILE_FOOTPRINT(...) tile_footprint(__VA_ARGS__)
+#define SF_DW_FOOTPRINT(...) dw_footprint(__VA_ARGS__)
+#else
+#define SF_TILE_FOOTPRINT(...) ((void)0)
+#define SF_DW_FOOTPRINT(...) ((void)0)
+#endif
+
 #define SF_DEF_BLOCK(R, NV)                                                                                     \
-  SF_VTARGET static void tile_##R##_##NV(float *y, size_t ystride, const float *const *rows, int x0,             \
-                                         const float *wb, int K)                                               \
+  SF_VTARGET SF_NO_ASAN static void tile_##R##_##NV(float *y, size_t ystride, const float *const *rows, int x0,  \
+                                                    const float *wb, int K)                                    \
   {                                                                                                           \
+    SF_TILE_FOOTPRINT(y, ystride, rows, x0, wb, K, R, NV);                                                    \
     tile_body(y, ystride, rows, x0, wb, K, R, NV);                                                            \
   }                                                                                                           \
-  SF_VTARGET static void dw_##R##_##NV(float *dwb, size_t dstride, const float *const *xrows, const float *dy,   \
-                                       size_t gstride, int nrows, int W, int Cin)                              \
+  SF_VTARGET SF_NO_ASAN static void dw_##R##_##NV(float *dwb, size_t dstride, const float *const *xrows,          \
+                                                  const float *dy, size_t gstride, int nrows, int W, int Cin)   \
   {                                                                                                           \
+    SF_DW_FOOTPRINT(dwb, dstride, xrows, dy, gstride, nrows, W, Cin, R, NV);                                  \
     dw_body(dwb, dstride, xrows, dy, gstride, nrows, W, Cin, R, NV);                                          \
   }
 #define SF_DEF_BLOCKS6(NV)                                                                                      \
