@@ -381,6 +381,10 @@ int sf_cmd_benchmark(int argc, char **argv)
   sf_info("benchmark: CPU kernels: %s", sf_cpu_kernels_describe(kdesc, sizeof kdesc));
   if (sf_blas_generic_warning(kwarn, sizeof kwarn)) sf_warn("%s", kwarn);
   sf_result_set_string(res, "cpu_kernels", sf_cpu_isa_name(sf_cpu_isa_active()));
+  if (c.torch_amp) /* upstream's CPU autocast runs the convolutions in bf16: say that ours does not */
+    sf_warn("torch_amp: 1 means bf16 (fp32 accumulation) on CUDA workers only; CPU and OpenCL workers compute "
+            "in fp32 (no bf16 CPU kernels yet), where upstream's CPU autocast would run the convolutions in bf16");
+  sf_result_set_string(res, "cpu_precision", "fp32");
   if (sf_dist_active())
     sf_info("benchmark: %d MPI ranks = %d data-parallel replica(s) x %d spatial shard(s) (StarPU-MPI); rank 0 "
             "writes the outputs; workers per rank as above", sf_dist_size(), sf_dist_replicas(), sf_dist_spatial());

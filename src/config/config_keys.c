@@ -122,7 +122,8 @@ const sf_key sf_keys[] = {
   KEY_BOOL(train_from_scratch, DEV, 1, NULL, "0/1, true/false, yes/no", NULL,
            "1 deletes old checkpoints and train_stats.csv."),
   KEY_BOOL(torch_amp, DEV, 1, NULL, "0/1, true/false, yes/no", NULL,
-           "bf16 compute with fp32 accumulation on CUDA workers; CPU stays fp32."),
+           "bf16 compute with fp32 accumulation on CUDA workers; CPU and OpenCL workers stay fp32 (no bf16 CPU "
+           "kernels yet; upstream autocasts CPU convs to bf16), which benchmark warns about."),
   KEY_STR(framework, DEV, "torch", is_torch, "\"torch\"", NULL,
           "Accepted for compatibility; \"torch\" is the only valid value."),
   KEY_STR(checkpoint_dir, DEV, "checkpoints", nonempty, "a non-empty path", NULL,

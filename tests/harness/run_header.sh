@@ -5,7 +5,9 @@
 # "cpu_kernels" next to the machine info; tests/perf/bench_train_step prints the same line on stderr
 # and carries cpu_kernels in its SFBENCH JSON. SF_CPU_ISA=c is followed by both. With
 # OPENBLAS_CORETYPE=Prescott (Debian's DYNAMIC_ARCH OpenBLAS switches to its generic core) both warn
-# that OpenBLAS runs generic kernels and suggest OPENBLAS_CORETYPE; without it, no such warning.
+# that OpenBLAS runs generic kernels and suggest OPENBLAS_CORETYPE; without it, no such warning. With
+# torch_amp: 1 (the default) the header warns that CPU workers compute in fp32 (issue 20) and the JSON
+# records cpu_precision fp32; with torch_amp: 0 no such warning.
 # usage: run_header.sh BENCH_TRAIN_STEP   (SF_BINARY, SF_SOURCE_DIR: set by CTest)
 set -u
 BTS=${1:?usage: run_header.sh BENCH_TRAIN_STEP}
@@ -66,6 +68,15 @@ grep -q '^benchmark: CPU kernels: .*, OpenBLAS core Prescott$' "$T/prescott.log"
 grep -qE "^scaffold: warning: OpenBLAS core Prescott: this $generic_warning" "$T/prescott.log" ||
   fail "OPENBLAS_CORETYPE=Prescott: no generic-kernels warning:"$'\n'"$(cat "$T/prescott.log")"
 
+# torch_amp (default 1, as upstream): CPU workers stay fp32, which the header warns about and the result
+# records (cpu_precision); with torch_amp: 0 there is nothing to warn about
+amp_warning='warning: torch_amp: 1 means bf16 \(fp32 accumulation\) on CUDA workers only; CPU and OpenCL workers compute in fp32'
+grep -qE "$amp_warning" "$T/plain.log" || fail "torch_amp: 1 (default): no fp32-on-CPU warning:"$'\n'"$(cat "$T/plain.log")"
+[ -n "$res" ] && [ "$(jfield "$res" cpu_precision)" != fp32 ] && fail "result JSON cpu_precision '$(jfield "$res" cpu_precision)'"
+echo "torch_amp: 0" >>"$T/cfg.yml"
+bench noamp
+grep -qE "$amp_warning" "$T/noamp.log" && fail "torch_amp: 0: the bf16 warning is printed anyway"
+
 # bench_train_step: the same line on stderr, cpu_kernels in SFBENCH; the warning with Prescott
 for ct in default Prescott; do
   e=()
@@ -82,4 +93,4 @@ for ct in default Prescott; do
   fi
 done
 [ $fails = 0 ] || exit 1
-echo "PASS: run header 'CPU kernels: $isa direct, OpenBLAS core $core', cpu_kernels recorded, Prescott warned"
+echo "PASS: run header 'CPU kernels: $isa direct, OpenBLAS core $core', cpu_kernels recorded, Prescott warned, torch_amp's fp32 CPU warned"
