@@ -31,9 +31,20 @@ sf_require(YAML libyaml-dev yaml-0.1)
 sf_require(CJSON libcjson-dev libcjson)
 sf_require(HWLOC libhwloc-dev hwloc)
 
+# StarPU's SimGrid mode (scripts/build-starpu --simgrid): simulation only, and never mixed with Debian's
+# StarPU-MPI, which a SimGrid StarPU does not have.
+set(SF_STARPU_SIMGRID OFF)
+find_file(SF_STARPU_CONFIG_H starpu_config.h PATHS ${STARPU_INCLUDE_DIRS} NO_DEFAULT_PATH)
+if(SF_STARPU_CONFIG_H)
+  file(READ ${SF_STARPU_CONFIG_H} _sf_cfg)
+  if(_sf_cfg MATCHES "\n#define STARPU_SIMGRID 1")
+    set(SF_STARPU_SIMGRID ON)
+  endif()
+endif()
+
 # Optional: StarPU-MPI + Open MPI.
 set(SF_HAVE_MPI OFF)
-if(SF_USE_MPI)
+if(SF_USE_MPI AND NOT SF_STARPU_SIMGRID)
   pkg_check_modules(STARPUMPI IMPORTED_TARGET GLOBAL ${SF_STARPUMPI_PC})
   pkg_check_modules(MPI IMPORTED_TARGET GLOBAL mpi-c)
   if(STARPUMPI_FOUND AND MPI_FOUND)
@@ -43,7 +54,6 @@ endif()
 find_program(SF_MPIRUN NAMES mpirun mpiexec)
 
 # Which StarPU features are compiled in: read starpu_config.h.
-find_file(SF_STARPU_CONFIG_H starpu_config.h PATHS ${STARPU_INCLUDE_DIRS} NO_DEFAULT_PATH)
 set(SF_STARPU_HAS_CUDA OFF)
 set(SF_STARPU_HAS_HIP OFF)     # StarPU >= 1.4 built with HIP
 set(SF_STARPU_HAS_HIPBLAS OFF) # ... and hipBLAS (starpu_hipblas_get_local_handle)

@@ -21,6 +21,8 @@
 #   model     src/model          the U-Net's topology, parameter arena and initialisation (no StarPU)
 #   datagen   src/datagen        fractal and dataset generation (StarPU task farms), the dataset loader
 #   train     src/train          the training-step task graph, the trainer, checkpoints, outputs
+#   sim       src/sim            timed steps on synthetic samples: `scaffold steps` and, against a SimGrid
+#                                StarPU, `scaffold-sim` (docs/simulation.md)
 #   harness   src/bench          the milabench-style harness: options, results, reports
 #   cli       src/cli            the subcommands (the `scaffold` executable is src/cli/main.c)
 #
@@ -30,7 +32,7 @@
 # (<starpu*.h>, <mpi.h>). A new public header must be added to one layer's _HEADERS, or the check
 # stops the build naming it.
 
-set(SF_LAYERS util config kernels runtime codelets comm model datagen train harness cli)
+set(SF_LAYERS util config kernels runtime codelets comm model datagen train sim harness cli)
 
 set(SF_LAYER_util_DIRS src/util)
 set(SF_LAYER_util_HEADERS common fsutil npy rng sha256 signals shell ratelog)
@@ -82,6 +84,11 @@ set(SF_LAYER_train_HEADERS graph trainer lr_schedule memory_plan)
 set(SF_LAYER_train_USES train comm codelets model datagen runtime config kernels util)
 set(SF_LAYER_train_STARPU OFF)
 
+set(SF_LAYER_sim_DIRS src/sim)
+set(SF_LAYER_sim_HEADERS steps)
+set(SF_LAYER_sim_USES sim train codelets model runtime config util)
+set(SF_LAYER_sim_STARPU OFF)
+
 # harness -> StarPU: machine.c reads the StarPU version from <starpu_config.h> for the machine record.
 set(SF_LAYER_harness_DIRS src/bench)
 set(SF_LAYER_harness_HEADERS bench)
@@ -90,5 +97,5 @@ set(SF_LAYER_harness_STARPU ON)
 
 set(SF_LAYER_cli_DIRS src/cli)
 set(SF_LAYER_cli_HEADERS cli)
-set(SF_LAYER_cli_USES cli harness train datagen model comm codelets runtime kernels config util)
+set(SF_LAYER_cli_USES cli harness sim train datagen model comm codelets runtime kernels config util)
 set(SF_LAYER_cli_STARPU OFF)

@@ -39,6 +39,22 @@
 #define SF_CL_OPENCL_(f)
 #endif
 
+/* StarPU's SimGrid mode (scaffold-sim, docs/simulation.md) simulates CUDA and OpenCL workers on a machine
+ * that has neither: a codelet declares an implementation with the placeholder (void *)1, which StarPU never
+ * calls there (it sleeps for the perfmodel's time instead). SF_CL_SIMGRID_ marks the CUDA and OpenCL slots
+ * of every codelet that has a real implementation in a GPU / OpenCL build, i.e. whose argument is not
+ * SF_NONE (token test: SF_SIM_PROBE_SF_NONE expands to two arguments, any other name to one). */
+#ifdef STARPU_SIMGRID
+#define SF_SIM_PROBE_SF_NONE ~, 0
+#define SF_SIM_SECOND_(a, b, ...) b
+#define SF_SIM_HAS_(...) SF_SIM_SECOND_(__VA_ARGS__, 1, ~)
+#define SF_SIM_SLOT_(has) ((has) ? (void *)1 : NULL)
+#define SF_CL_SIMGRID_(gpu_probe, opencl_probe)                                                      \
+  .cuda_funcs = {SF_SIM_SLOT_(SF_SIM_HAS_(gpu_probe))}, .opencl_funcs = {SF_SIM_SLOT_(SF_SIM_HAS_(opencl_probe))},
+#else
+#define SF_CL_SIMGRID_(gpu_probe, opencl_probe)
+#endif
+
 /* SF_CODELET(conv3d_fwd, openblas_v1, cpu, gpu, opencl) defines
  *   static struct starpu_perfmodel sf_model_conv3d_fwd  (history-based, symbol
  *                                                        "sf_conv3d_fwd_openblas_v1")
@@ -51,6 +67,7 @@
   static struct starpu_codelet cl_##op = {.cpu_funcs = {cpu},                                         \
                                             .cpu_funcs_name = {#cpu},                                 \
                                             SF_CL_CUDA_(gpu) SF_CL_HIP_(gpu) SF_CL_OPENCL_(opencl)    \
+                                            SF_CL_SIMGRID_(SF_SIM_PROBE_##gpu, SF_SIM_PROBE_##opencl) \
                                             .nbuffers = STARPU_VARIABLE_NBUFFERS,                     \
                                             .model = &sf_model_##op,                                  \
                                             .name = "sf_" #op}

@@ -33,8 +33,15 @@ void *sf_calloc(size_t n, size_t elem, const char *what);
 void *sf_aligned_alloc(size_t bytes, const char *what); /* 64-byte aligned, free with free() */
 char *sf_strdup(const char *s);
 
-/* Wall clock in seconds (CLOCK_MONOTONIC). */
+/* Wall clock in seconds (CLOCK_MONOTONIC), or the clock installed by sf_set_clock. */
 double sf_now(void);
+/* Replaces the clock sf_now reads (NULL restores CLOCK_MONOTONIC). The runtime installs StarPU's
+ * simulated clock under its SimGrid mode (scaffold-sim, docs/simulation.md), where the wall clock says
+ * nothing about the simulated machine. */
+void sf_set_clock(double (*now_s)(void));
+/* Parses a whole decimal integer within [lo, hi] into *out. Returns 0, or -1 (empty, trailing text, out of
+ * range) leaving *out unchanged. */
+int sf_parse_long_in(const char *s, long lo, long hi, long *out);
 /* Seconds since the Unix epoch (gettimeofday), for timestamps in results and rate logs. */
 double sf_epoch_now(void);
 

@@ -10,6 +10,9 @@
 
 typedef enum { SF_ORIGIN_DEFAULT = 0, SF_ORIGIN_FILE, SF_ORIGIN_OVERRIDE } sf_origin;
 
+/* trace: fxt = our trace plus StarPU's FxT trace (paje.trace, dag.dot, tasks.rec ...: docs/tracing.md). */
+#define SF_TRACE_FXT 2
+
 typedef struct sf_config {
   /* ---- upstream: external / user-facing ---- */
   char *base_run_dir;               /* "benchmark_runs" */
@@ -65,7 +68,7 @@ typedef struct sf_config {
   long ncuda;                       /* -1 = StarPU's choice (0 on a CPU-only StarPU) */
   long nopencl;                     /* 0 */
   long slabs;                       /* 0 = automatic depth-slab count per layer */
-  long trace;                       /* 0 */
+  long trace;                       /* 0; 1; SF_TRACE_FXT (trace: fxt, an FxT-enabled StarPU) */
   long bound;                       /* 0 (docs/scheduling.md) */
   double bound_lp_timeout;          /* 120 s */
   char *export_graph;               /* "" = off (docs/tracing.md) */

@@ -45,6 +45,15 @@ int sf_runtime_check_config(const sf_config *c, const char **key, char *err, siz
  * the openmp runtime. Call first thing in main (no output, no file before it). */
 void sf_runtime_prepare_process(char **argv);
 
+/* trace: fxt (src/runtime/fxt.c, docs/tracing.md). sf_runtime_fxt_available: this StarPU records FxT
+ * traces. sf_runtime_init points StarPU's raw trace at a private directory (sf_runtime_fxt_prepare); after
+ * sf_runtime_shutdown, sf_runtime_fxt_finish(dir) converts it with starpu_fxt_tool into dir (paje.trace,
+ * dag.dot, tasks.rec, data.rec, trace.html, the raw file as fxt.prof) and checks they exist. Returns 0 (also
+ * when no FxT trace was asked), or -1 with a message in err. */
+int sf_runtime_fxt_available(void);
+void sf_runtime_fxt_prepare(const sf_config *c);
+int sf_runtime_fxt_finish(const char *dir, char *err, size_t errlen);
+
 /* Starts the runtime the config's `runtime` key names (StarPU by default). Returns the total worker count (> 0); dies with a message if StarPU cannot start.
  * Calling it again while running is an error (SF_ABORT). */
 int sf_runtime_init(const sf_config *c);

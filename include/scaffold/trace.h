@@ -39,6 +39,29 @@ void sf_trace_span(const char *name, const char *cat, double t0, double t1);
  * -1 with a message in err. No-op (0) when tracing is off. */
 int sf_trace_end(char *err, size_t errlen);
 
+/* The figures of the last sf_trace_end, as worker_stats.json holds them (the first
+ * SF_TRACE_SUMMARY_MAX_WORKERS workers and the buses that moved data). All zero before any trace ends. */
+#define SF_TRACE_SUMMARY_MAX_WORKERS 128
+#define SF_TRACE_SUMMARY_MAX_BUSES 64
+typedef struct {
+  double wall_s;
+  int nworkers;
+  struct {
+    char name[64], kind[8]; /* kind: "CPU", "OpenCL", "CUDA" */
+    long tasks;
+    double busy_s;
+  } worker[SF_TRACE_SUMMARY_MAX_WORKERS];
+  int nbuses;
+  struct {
+    char src[64], dst[64];
+    long long bytes;
+    long count;
+  } bus[SF_TRACE_SUMMARY_MAX_BUSES];
+  long long transfer_bytes;
+  long transfer_count;
+} sf_trace_summary;
+void sf_trace_last_summary(sf_trace_summary *out);
+
 /* sf_trace_begin for another activity than training (e.g. data generation): process_name names
  * the process track in trace.json (e.g. "scaffold generate_fractals"), activity is the word
  * worker_stats.txt's header and the "activity" fields use; the main thread is "main (phases)".

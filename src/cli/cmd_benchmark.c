@@ -541,6 +541,12 @@ int sf_cmd_benchmark(int argc, char **argv)
 
   sf_graph_destroy(g);
   sf_runtime_shutdown();
+  if (sf_runtime_fxt_finish(run_dir, err, sizeof err) != 0) { /* trace: fxt */
+    fprintf(stderr, "scaffold: error: trace: fxt: %s\n", err);
+    if (!status) status = SF_EXIT_FAILURE;
+  } else if (c.trace == SF_TRACE_FXT) {
+    sf_info("FxT trace: %s/paje.trace (ViTE), dag.dot, tasks.rec, data.rec, trace.html; raw trace fxt.prof", run_dir);
+  }
   sf_dist_finalize();
   sf_result_free(res);
   sf_ratelog_free(&log);

@@ -21,6 +21,8 @@ static const subcommand commands[] = {
   {"report", sf_cmd_report, "score a results directory (table, HTML)"},
   {"summary", sf_cmd_summary, "summarise a results directory as a baseline JSON"},
   {"compare", sf_cmd_compare, "two result sets side by side: ratio and spread per test"},
+  {"simulate", sf_cmd_simulate, "predict training steps on a machine class (StarPU SimGrid)"},
+  {"steps", sf_cmd_steps, "time training steps of the config's task graph (synthetic samples)"},
 };
 
 static void usage(FILE *f)

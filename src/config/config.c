@@ -289,7 +289,11 @@ void sf_config_set_raw(sf_config *c, int k, const sf_raw *v, const sf_src *src)
       break;
     }
     case SF_KT_BOOL:
-      if (!parse_flag(v->text, &li)) value_die(src, k, v, "expected %s", expected_type(key));
+      if (!parse_flag(v->text, &li)) {
+        if (!strcmp(key->name, "trace") && !strcmp(v->text, "fxt")) li = SF_TRACE_FXT; /* the one 3-valued flag */
+        else value_die(src, k, v, "expected %s", key->allowed && !strcmp(key->name, "trace") ? key->allowed
+                                                                                          : expected_type(key));
+      }
       tmp = &li;
       break;
     case SF_KT_STRING: {
@@ -485,8 +489,11 @@ char *sf_config_format_key(const sf_config *c, int k)
   const void *f = sf_key_cfield(c, k);
   char buf[128];
   switch (sf_keys[k].type) {
-  case SF_KT_INT:
-  case SF_KT_BOOL: snprintf(buf, sizeof buf, "%ld", *(const long *)f); break;
+  case SF_KT_INT: snprintf(buf, sizeof buf, "%ld", *(const long *)f); break;
+  case SF_KT_BOOL:
+    if (!strcmp(sf_keys[k].name, "trace") && *(const long *)f == SF_TRACE_FXT) return sf_strdup("fxt");
+    snprintf(buf, sizeof buf, "%ld", *(const long *)f);
+    break;
   case SF_KT_FLOAT: sf_format_double(*(const double *)f, buf, sizeof buf); break;
   case SF_KT_STRING: return quote_string(*(char *const *)f);
   case SF_KT_INT3: {

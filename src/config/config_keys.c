@@ -168,10 +168,12 @@ const sf_key sf_keys[] = {
           "CUDA workers; -1 = StarPU's choice (0 on a CPU-only StarPU)."),
   KEY_INT(nopencl, OUR, 0, ge0, ">= 0", NULL, "OpenCL workers."),
   KEY_INT(slabs, OUR, 0, ge0, ">= 0", NULL, "Depth slabs per activation; 0 = automatic: one per worker (a power of two), at most the bottleneck edge."),
-  KEY_BOOL(trace, OUR, 0, NULL, "0/1, true/false, yes/no", NULL,
+  KEY_BOOL(trace, OUR, 0, NULL, "0/1, true/false, yes/no, or fxt", NULL,
            "1 writes trace.json and per-worker statistics: training in the run directory; data generation, with "
            "the utilisation of each phase, in datagen_trace/ of the run directory (benchmark) or of the fractal "
-           "library (generate_fractals)."),
+           "library (generate_fractals). fxt (benchmark, steps; a StarPU built with FxT: scripts/build-fxt) also "
+           "records StarPU's FxT trace of the whole process and converts it with starpu_fxt_tool into paje.trace, "
+           "dag.dot, tasks.rec, data.rec and trace.html in the run directory (docs/tracing.md)."),
   KEY_BOOL(bound, OUR, 0, NULL, "0/1, true/false, yes/no", NULL,
            "1 records the first training step after warm-up (its task graph) and, when training ends, prints its "
            "measured time against lower bounds from the perfmodels (critical path, work / workers); writes "

@@ -24,8 +24,8 @@
 static int g_active;          /* MPI initialised by us, world > 1 */
 static int g_rank, g_size = 1;
 static int g_spatial = 1, g_replicas = 1;
-static int g_finalized;
-static int g_starpu_mpi;      /* StarPU started through starpu_mpi_init_conf */
+static int g_finalized __attribute__((unused));
+static int g_starpu_mpi __attribute__((unused)); /* without MPI only written; StarPU started through starpu_mpi_init_conf */
 
 #ifdef SF_HAVE_MPI
 static MPI_Comm g_world = MPI_COMM_NULL; /* dup of MPI_COMM_WORLD for host collectives */

@@ -7,6 +7,7 @@
 
 #include <cblas.h>
 #include <errno.h>
+#include <limits.h>
 #include <omp.h>
 #include <starpu.h>
 #include <unistd.h>
@@ -52,6 +53,19 @@ int sf_runtime_check_config(const sf_config *c, const char **key, char *err, siz
     *key = "runtime";
     snprintf(err, errlen, "unknown runtime; expected starpu, openmp or sequential");
     return -1;
+  }
+  if (c->trace == SF_TRACE_FXT && k == SF_RT_STARPU) {
+    *key = "trace";
+    if (!sf_runtime_fxt_available()) {
+      snprintf(err, errlen, "fxt needs a StarPU built with FxT, and this one is not; expected trace: 0 or 1, or build "
+               "the project against an FxT StarPU (scripts/build-fxt)");
+      return -1;
+    }
+    if (sf_dist_launcher_size() > 1) {
+      snprintf(err, errlen, "fxt records one process; under mpirun (%d ranks) expected trace: 0 or 1",
+               sf_dist_launcher_size());
+      return -1;
+    }
   }
   if (k == SF_RT_STARPU) return 0;
   const char *name = kind_names[k];
@@ -161,6 +175,10 @@ static void set_count_env(const char *var, const char *alias, long value)
   if (alias) unsetenv(alias);
 }
 
+#ifdef STARPU_SIMGRID
+static double simulated_clock_s(void) { return starpu_timing_now() * 1e-6; }
+#endif
+
 int sf_runtime_init(const sf_config *c)
 {
   if (g_initialized) SF_ABORT("sf_runtime_init called twice");
@@ -211,6 +229,7 @@ int sf_runtime_init(const sf_config *c)
   openblas_set_num_threads(1);
 
   sf_perfmodels_setup(getenv("STARPU_SCHED")); /* shipped perfmodels for this machine (scaffold/perfmodels.h) */
+  sf_runtime_fxt_prepare(c); /* trace: fxt: where StarPU writes its raw trace */
   sf_runtime_cuda_prepare(c); /* device-memory limit for StarPU (scaffold/runtime_cuda.h) */
   int ret = sf_dist_starpu_init(&conf); /* starpu_mpi_init_conf under mpirun (scaffold/dist.h) */
   if (ret == -ENODEV)
@@ -218,6 +237,9 @@ int sf_runtime_init(const sf_config *c)
            c->ncpu, c->ncuda, c->nopencl);
   if (ret != 0) sf_die(SF_EXIT_FAILURE, "starpu_init failed with %d", ret);
   g_initialized = 1;
+#ifdef STARPU_SIMGRID
+  sf_set_clock(simulated_clock_s); /* scaffold-sim: step times are simulated time */
+#endif
   sf_runtime_cuda_start(c); /* CUDA precision / engine, cuBLAS handles (no-op without CUDA workers) */
   if (want_ocl > 0 && starpu_opencl_worker_get_count() == 0)
     sf_die(SF_EXIT_FAILURE,
@@ -252,6 +274,9 @@ void sf_runtime_shutdown(void)
   sf_runtime_cuda_stop(); /* CUDA workers' workspaces, cuDNN and cuBLAS handles */
   sf_opencl_shutdown();
   sf_dist_starpu_shutdown(); /* starpu_mpi_shutdown when distributed, else starpu_shutdown */
+#ifdef STARPU_SIMGRID
+  sf_set_clock(NULL);
+#endif
   g_initialized = 0;
 }
 

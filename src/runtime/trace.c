@@ -68,6 +68,10 @@ static struct {
   long *snap_tasks;
 } T;
 
+static sf_trace_summary g_summary; /* of the last sf_trace_end */
+
+void sf_trace_last_summary(sf_trace_summary *out) { *out = g_summary; }
+
 /* Adds what StarPU's bus statistics counted since the last call (reading them resets them). */
 static void bus_poll(void)
 {
@@ -371,6 +375,9 @@ static int write_stats(double wall_us, char *err, size_t errlen)
     return -1;
   }
   double wall = wall_us * 1e-6;
+  sf_trace_summary *sm = &g_summary;
+  memset(sm, 0, sizeof *sm);
+  sm->wall_s = wall;
   fprintf(aj.f, "{\n    \"wall_s\": %.6f,\n    \"events_written\": %ld,\n    \"events_dropped\": %ld,\n"
                 "    \"activity\": ", wall, T.written, T.dropped);
   json_str(aj.f, T.activity);
@@ -401,6 +408,13 @@ static int write_stats(double wall_us, char *err, size_t errlen)
     fprintf(aj.f, "}%s\n", w + 1 < T.nworkers ? "," : "");
     fprintf(at.f, "%-4d %-14s %10ld %10.3f %10.3f %7.1f %12.3f %12.2f\n", w, name, l->tasks, busy, idle, pct,
             l->flops * 1e-9, busy > 0 ? l->flops * 1e-9 / busy : 0.0);
+    if (w < SF_TRACE_SUMMARY_MAX_WORKERS) {
+      snprintf(sm->worker[w].name, sizeof sm->worker[w].name, "%s", name);
+      snprintf(sm->worker[w].kind, sizeof sm->worker[w].kind, "%s", worker_kind(w));
+      sm->worker[w].tasks = l->tasks;
+      sm->worker[w].busy_s = busy;
+      sm->nworkers = w + 1;
+    }
     tot_tasks += l->tasks;
     tot_busy += busy;
     tot_flops += l->flops;
@@ -461,6 +475,8 @@ static int write_stats(double wall_us, char *err, size_t errlen)
   /* data moved between memory nodes, from StarPU's bus statistics */
   long tcount;
   long long tbytes = bus_total(&tcount);
+  sm->transfer_bytes = tbytes;
+  sm->transfer_count = tcount;
   fprintf(aj.f, "\n    },\n    \"transfers\": {\"bytes\": %lld, \"count\": %ld, \"buses\": [", tbytes, tcount);
   fprintf(at.f, "\nData transfers between memory nodes (StarPU bus statistics): %.3f MiB in %ld transfers\n",
           (double)tbytes / (1024.0 * 1024.0), tcount);
@@ -475,6 +491,13 @@ static int write_stats(double wall_us, char *err, size_t errlen)
     fputs(", \"dst\": ", aj.f);
     json_str(aj.f, dst);
     fprintf(aj.f, ", \"bytes\": %lld, \"count\": %ld}", T.bus_bytes[b], T.bus_count[b]);
+    if (sm->nbuses < SF_TRACE_SUMMARY_MAX_BUSES) {
+      snprintf(sm->bus[sm->nbuses].src, sizeof sm->bus[0].src, "%s", src);
+      snprintf(sm->bus[sm->nbuses].dst, sizeof sm->bus[0].dst, "%s", dst);
+      sm->bus[sm->nbuses].bytes = T.bus_bytes[b];
+      sm->bus[sm->nbuses].count = T.bus_count[b];
+      sm->nbuses++;
+    }
     fprintf(at.f, "  %-12s -> %-12s %12.3f MiB %8ld transfers\n", src, dst, (double)T.bus_bytes[b] / (1024.0 * 1024.0),
             T.bus_count[b]);
     first_bus = 0;

@@ -1,6 +1,7 @@
 /* Error reporting, checked allocation and the clock declared in scaffold/common.h. */
 #include "scaffold/common.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -98,11 +99,27 @@ char *sf_strdup(const char *s)
   return d;
 }
 
+static double (*g_clock)(void);
+
+void sf_set_clock(double (*now_s)(void)) { g_clock = now_s; }
+
 double sf_now(void)
 {
+  if (g_clock) return g_clock();
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int sf_parse_long_in(const char *s, long lo, long hi, long *out)
+{
+  char *end = NULL;
+  if (!s || !*s) return -1;
+  errno = 0;
+  long x = strtol(s, &end, 10);
+  if (errno || *end || x < lo || x > hi) return -1;
+  *out = x;
+  return 0;
 }
 
 double sf_epoch_now(void)

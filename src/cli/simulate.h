@@ -1,0 +1,64 @@
+/* `scaffold simulate` (private to the cli layer): the machine class a simulation runs on, the runs of
+ * scaffold-sim (one per scheduler x worker mix), and the study tables. docs/simulation.md. */
+#ifndef SF_CLI_SIMULATE_H
+#define SF_CLI_SIMULATE_H
+
+#include <stddef.h>
+
+#define SIM_MAX_ENV 8
+#define SIM_MAX_SCHEDS 32
+#define SIM_MAX_MIXES 32
+
+/* A machine class: perfmodels/<name>/ with sampling/{codelets/45,bus} from scripts/calibrate, or a
+ * derived one (scripts/derive-class) whose DERIVED file says from what and how. */
+typedef struct {
+  char *dir, *name;          /* the class folder; name = its basename = STARPU_HOSTNAME */
+  int ncpus, ncuda, nopencl; /* what its bus files (and SimGrid platform) hold */
+  int has_cuda_models, has_opencl_models;
+  char *derived;             /* NULL, or "derived from X: what changed" (every output says so) */
+  char *env[SIM_MAX_ENV];    /* KEY=VALUE lines of DERIVED's `env =` (e.g. homogeneous device models) */
+  int nenv;
+} sim_class;
+
+typedef struct {
+  int ncpu, ncuda, nopencl;
+} sim_mix;
+
+/* Resolves NAME (perfmodels/NAME, under SF_PERFMODELS_DIR if set) or a folder path and reads what it
+ * holds. Returns 0, or -1 with a message naming the file and what was expected. */
+int sim_class_load(const char *arg, sim_class *c, char *err, size_t errlen);
+void sim_class_free(sim_class *c);
+/* A label for outputs: "NAME" or "NAME (derived from ...)". malloc'ed. */
+char *sim_class_label(const sim_class *c);
+/* Checks that the class can host a mix (worker counts within its devices, models for each kind). */
+int sim_class_check_mix(const sim_class *c, const sim_mix *m, char *err, size_t errlen);
+
+/* "A:B:C[,A:B:C...]" (ncpu:ncuda:nopencl). Returns the count, or -1 with a message. */
+int sim_parse_mixes(const char *s, sim_mix *out, int max, char *err, size_t errlen);
+/* "all" (the 12 policies of the schedulers profile) or "a,b,c", each checked against StarPU's. Returns
+ * the count (names malloc'ed into out), or -1 with a message. */
+int sim_parse_schedulers(const char *s, char **out, int max, char *err, size_t errlen);
+
+/* One scaffold-sim run's outcome. */
+typedef struct {
+  int ok;
+  double step_s, samples_per_s, transfer_mib;
+  long tasks;
+  double busy_cpu, busy_cuda, busy_opencl; /* mean busy share of each kind's workers (-1: none) */
+  char why[256];                            /* when !ok */
+} sim_outcome;
+
+typedef struct {
+  const char *sim_bin, *config_yaml, *out_dir;
+  int steps, warmup, trace;
+  const sim_class *cls;
+} sim_plan;
+
+/* Runs scaffold-sim once (its own copy of the class, environment set before it starts), output and log
+ * in out_dir/<sched>_<ncpu>-<ncuda>-<nopencl>/. echo != 0 copies its report to stdout. */
+void sim_run_one(const sim_plan *p, const char *sched, const sim_mix *m, int echo, sim_outcome *o);
+/* Writes study.md, study.csv, study.dat/.gp (+ study.png when gnuplot exists) into out_dir and prints the
+ * markdown table. Returns the number of failed cells. */
+int sim_write_study(const sim_plan *p, char **scheds, int ns, const sim_mix *mixes, int nm, sim_outcome *cells);
+
+#endif
