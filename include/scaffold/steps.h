@@ -11,9 +11,11 @@
  *
  * A step is one optimizer step on a local batch of cfg->local_batch_size synthetic samples (uniform
  * input, labels = boxes of foreground classes; the timings do not depend on the values). The runtime is
- * started and shut down inside sf_steps_run, with the config's scheduler and worker counts. Every timed
- * step is traced (scaffold/trace.h) into out_dir, for the per-worker busy shares and the bytes moved per
- * bus; with cfg->trace the trace.json / worker_stats files stay there, otherwise they are removed. */
+ * started and shut down inside sf_steps_run, with the config's scheduler and worker counts. On StarPU every
+ * timed step is traced (scaffold/trace.h) into out_dir, for the per-worker busy shares and the bytes moved
+ * per bus; with cfg->trace the trace.json / worker_stats files stay there, otherwise they are removed. The
+ * openmp and sequential runtimes have no StarPU profiling: their result has no per-worker figures
+ * (stats.nworkers == 0) and the report says so. */
 #ifndef SF_STEPS_H
 #define SF_STEPS_H
 

@@ -34,9 +34,13 @@ void sf_steps_print(const sf_config *c, const sf_steps_opts *o, const sf_steps_r
   fprintf(out, "%s throughput: %.4g samples/s, %.4g GFLOP/s (%.4g GFLOP per step)\n", what, r->samples_per_s,
           r->median_s > 0 ? r->step_gflop / r->median_s : 0.0, r->step_gflop);
   if (!o->simulated)
-    fprintf(out, "main thread CPU time: %.6f s per step (submission, StarPU's scheduling at submission, host work)\n",
+    fprintf(out, "main thread CPU time: %.6f s per step (submission, scheduling decisions made at submission, host work)\n",
             r->main_cpu_s);
-  fprintf(out, "busy share per worker over the timed steps (%.6f s):\n", r->stats.wall_s);
+  if (r->stats.nworkers == 0)
+    fprintf(out, "busy share per worker: not recorded (it comes from StarPU's task profiling; runtime %s)\n",
+            c->runtime);
+  else
+    fprintf(out, "busy share per worker over the timed steps (%.6f s):\n", r->stats.wall_s);
   for (int w = 0; w < r->stats.nworkers; w++)
     fprintf(out, "  %-14s %-6s %8ld tasks  %6.1f %%\n", r->stats.worker[w].name, r->stats.worker[w].kind,
             r->stats.worker[w].tasks, 100.0 * busy_share(r, w));

@@ -3,7 +3,8 @@
 #   inputs   refused before any run, with exit 2 and the file/key/value named: an unknown class, a class
 #            folder without bus files, a mix larger than the class, OpenCL workers on a class without
 #            OpenCL models, an unknown scheduler, a bad --mix; and a derived class (scripts/derive-class)
-#            is labelled "derived" and sized as asked. No SimGrid StarPU needed.
+#            is labelled "derived" and sized as asked; `scaffold steps` under the openmp and sequential
+#            runtimes runs and says that per-worker figures need StarPU. No SimGrid StarPU needed.
 #   predict  scaffold-sim (scripts/build-sim) simulates ps 4 b8 on the shipped class with a MEASURED file:
 #            the task count equals a real `scaffold steps` run's, every task of every timed step ran on a
 #            worker, the predicted step is within a factor of 2 of the class's measurement, the output
@@ -62,6 +63,13 @@ inputs)
   # the derived class passes the class checks (8 CPUs), then stops at a missing scaffold-sim, labelled
   SCAFFOLD_SIM=$T/no-sim expect_refused nosim "no scaffold-sim at $T/no-sim (SCAFFOLD_SIM); build it with scripts/build-sim" \
     --class "$T/big" --mix 8:0:0 "${SHAPE[@]}"
+  # scaffold steps on the host runtimes: no StarPU profiling, so no per-worker figures, and it says so
+  for rt in openmp sequential; do
+    "$BIN" steps "${SHAPE[@]}" --set runtime=$rt --steps 1 --warmup 0 --out "$T/steps-$rt" >"$T/steps-$rt.out" 2>&1 ||
+      err "scaffold steps under runtime $rt failed: $(tail -3 "$T/steps-$rt.out")"
+    grep -q "busy share per worker: not recorded (it comes from StarPU's task profiling; runtime $rt)" "$T/steps-$rt.out" ||
+      err "runtime $rt: no 'not recorded' line: $(cat "$T/steps-$rt.out")"
+  done
   python3 "$SRC/scripts/derive-class" "$SRC/perfmodels/$CLASS" "$T/big" --cpus 4 >"$T/derive2.out" 2>&1 &&
     err "derive-class overwrote an existing class"
   grep -q "exists" "$T/derive2.out" || err "derive-class did not say the class exists: $(cat "$T/derive2.out")"
