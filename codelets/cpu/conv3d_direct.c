@@ -35,8 +35,7 @@ const sf_direct_kernels *sf_direct_kernels_for(int nout)
   }
 }
 
-/* dst: (H, W+2, C) = src: (H,W,C) with a zero voxel before and after every row */
-static void pad_plane(float *dst, const float *src, int H, int W, int C)
+void sf_direct_pad_plane(float *dst, const float *src, int H, int W, int C)
 {
   size_t row = (size_t)W * C;
   for (int h = 0; h < H; h++, dst += row + 2 * (size_t)C, src += row) {
@@ -54,25 +53,24 @@ void sf_direct_ring_planes(const float *pl[3], float *ring, int held[3], int d, 
     int e = d + kd - 1, s = (e + 3) % 3;
     const float *src = e < 0 ? lo : e >= nd ? hi : x + (size_t)e * plane;
     pl[kd] = src ? ring + (size_t)s * pplane : NULL;
-    if (src && held[s] != e) pad_plane(ring + (size_t)s * pplane, src, H, W, C), held[s] = e;
+    if (src && held[s] != e) sf_direct_pad_plane(ring + (size_t)s * pplane, src, H, W, C), held[s] = e;
   }
 }
 
-/* wp: (27*K, width) = the weights of output channels [c0, c0+nb), zero beyond nb (a last block
- * narrower than its vectors), contiguous so a register block streams them sequentially; K is the
- * input channel count of the conv being run.
- * Forward (flip == 0): wp[k][c][j] = w[k][c][c0+j], w: (27, Cin=K, Cout).
- * dX (flip == 1), a forward conv of dy: wp[k][co][j] = w[26-k][c0+j][co], w: (27, Cin, Cout=K), the
- *   taps mirrored and the channels transposed. */
-static void pack_weights(float *wp, const float *w, int Cin, int Cout, int flip, int c0, int nb, int width)
+#define SF_PACK_PREFETCH 128 /* rows ahead */
+
+void sf_direct_pack_weights(float *wp, const float *w, int Cin, int Cout, int flip, int c0, int nb, int width)
 {
   int K = flip ? Cout : Cin;
   for (int k = 0; k < 27; k++) {
     const float *src = w + (size_t)(flip ? 26 - k : k) * Cin * Cout;
     for (int c = 0; c < K; c++, wp += width) {
-      if (!flip)
+      if (!flip) {
+        /* one cache line per weight row, rows Cout floats apart: without the prefetch each waits
+         * for memory (at 512 channels packing took as long as the block's FMAs) */
+        if (c + SF_PACK_PREFETCH < K) __builtin_prefetch(src + (size_t)(c + SF_PACK_PREFETCH) * Cout + c0);
         memcpy(wp, src + (size_t)c * Cout + c0, sizeof(float) * nb);
-      else
+      } else
         for (int j = 0; j < nb; j++) wp[j] = src[(size_t)(c0 + j) * Cout + c];
       memset(wp + nb, 0, sizeof(float) * (width - nb));
     }
@@ -105,6 +103,10 @@ static void direct_conv(float *y, const float *x_lo, const float *x, const float
 {
   int K = flip ? Cout : Cin, N = flip ? Cin : Cout;
   const sf_direct_kernels *ks = sf_direct_kernels_for(N);
+  if (sf_direct_blocked_pays(ks, H, W, K, N)) {
+    sf_direct_conv_blocked(ks, y, x_lo, x, x_hi, w, nd, H, W, Cin, Cout, flip);
+    return;
+  }
   int vw = ks->vw;
   size_t prow = (size_t)(W + 2) * K;
   float *ring = sf_workspace_floats(SF_DIRECT_RING_SLOT, 3 * H * prow);
@@ -112,7 +114,7 @@ static void direct_conv(float *y, const float *x_lo, const float *x, const float
   float *tail = N % vw ? sf_workspace_floats(SF_DIRECT_TAIL_SLOT, (size_t)W * 2 * vw) : NULL;
   for (int co = 0; co < N; co += 2 * vw) {
     int nb = N - co < 2 * vw ? N - co : 2 * vw, nv = (nb + vw - 1) / vw;
-    pack_weights(wb, w, Cin, Cout, flip, co, nb, nv * vw);
+    sf_direct_pack_weights(wb, w, Cin, Cout, flip, co, nb, nv * vw);
     int held[3] = {-2, -2, -2}; /* input plane (slab-relative, -1..nd) in each ring slot */
     for (int d = 0; d < nd; d++) {
       const float *pl[3];

@@ -24,6 +24,11 @@
  * first output voxel, wb: (27*K, vw*NV) the block's packed weights, K input channels. */
 typedef void (*sf_direct_tile_fn)(float *y, size_t ystride, const float *const *rows, int x0, const float *wb,
                                   int K);
+/* The slab-blocked driver's register block (conv3d_direct_blocked.c): R output voxels (at
+ * y + yoff[r], vw*NV channels) += one tap's terms over kc input channels, voxel r's input at
+ * x + xoff[r]; wb: (kc, vw*NV) packed weights. */
+typedef void (*sf_direct_tap_fn)(float *y, const size_t *yoff, const float *x, const size_t *xoff, const float *wb,
+                                 int kc);
 /* dW register block: R rows of the gradient dwb (dstride apart, offset to tap, first input and
  * output channel) += sum over the group's voxels of x * dy. xrows[i]: the padded input row under
  * output row i of the group for this tap, offset by kw voxels and the first input channel (NULL:
@@ -32,11 +37,17 @@ typedef void (*sf_direct_tile_fn)(float *y, size_t ystride, const float *const *
 typedef void (*sf_direct_dw_fn)(float *dwb, size_t dstride, const float *const *xrows, const float *dy,
                                 size_t gstride, int nrows, int W, int Cin);
 
+/* Packed dW register block (conv3d_direct_dw_packed.c): R gradient rows (dstride apart) += sum over
+ * m voxels of xp[v][r] * gp[v][..], xp: (m, R), gp: (m, vw*NV) packed panels. */
+typedef void (*sf_direct_dwp_fn)(float *dwb, size_t dstride, const float *xp, const float *gp, int m);
+
 /* One kernel set's register blocks: [NV-1][R-1] for NV vectors of vw floats, R <= max_r rows */
 typedef struct {
   int vw, max_r;
   sf_direct_tile_fn tile[2][SF_DIRECT_MAX_R];
+  sf_direct_tap_fn tap[2][SF_DIRECT_MAX_R];
   sf_direct_dw_fn dw[2][SF_DIRECT_MAX_R];
+  sf_direct_dwp_fn dwp[2][SF_DIRECT_MAX_R];
 } sf_direct_kernels;
 
 extern const sf_direct_kernels sf_direct_kernels_c;
@@ -59,5 +70,27 @@ const sf_direct_kernels *sf_direct_kernels_for(int nout);
  * kept by the caller between calls, so each plane is copied once as d advances. */
 void sf_direct_ring_planes(const float *pl[3], float *ring, int held[3], int d, const float *lo, const float *x,
                            const float *hi, int nd, int H, int W, int C);
+
+/* dst: (H, W+2, C) = src: (H,W,C) with a zero voxel before and after every row */
+void sf_direct_pad_plane(float *dst, const float *src, int H, int W, int C);
+
+/* wp: (27*K, width) = the weights of output channels [c0, c0+nb), zero beyond nb (a last block
+ * narrower than its vectors), contiguous so a register block streams them sequentially; K is the
+ * input channel count of the conv being run.
+ * Forward (flip == 0): wp[k][c][j] = w[k][c][c0+j], w: (27, Cin=K, Cout).
+ * dX (flip == 1), a forward conv of dy: wp[k][co][j] = w[26-k][c0+j][co], w: (27, Cin, Cout=K), the
+ *   taps mirrored and the channels transposed. */
+void sf_direct_pack_weights(float *wp, const float *w, int Cin, int Cout, int flip, int c0, int nb, int width);
+
+/* The slab-blocked forward/dX driver (conv3d_direct_blocked.c) and when it replaces the ring
+ * driver of conv3d_direct.c: (K, N) = (input, output) channels of the conv being run. */
+int sf_direct_blocked_pays(const sf_direct_kernels *ks, int H, int W, int K, int N);
+void sf_direct_conv_blocked(const sf_direct_kernels *ks, float *y, const float *x_lo, const float *x,
+                            const float *x_hi, const float *w, int nd, int H, int W, int Cin, int Cout, int flip);
+
+/* The packed weight gradient (conv3d_direct_dw_packed.c) of taps [t0, t1), for Cout a multiple of
+ * the vector width: dw (taps t0.., Cin, Cout) += as sf_conv3d_backward_weights_taps_direct. */
+void sf_direct_dw_packed(const sf_direct_kernels *ks, float *dw, int t0, int t1, const float *x_lo, const float *x,
+                         const float *x_hi, const float *dy, int nd, int H, int W, int Cin, int Cout);
 
 #endif

@@ -26,7 +26,10 @@ SF_RB_INLINE void rb_update(SF_VEC acc[][2], const float *a, size_t astride, con
 {
   SF_VEC bv[2];
 #pragma GCC unroll 2
-  for (int v = 0; v < NV; v++) bv[v] = SF_VLOAD(b + SF_VW * v);
+  for (int v = 0; v < NV; v++) {
+    bv[v] = SF_VLOAD(b + SF_VW * v);
+    SF_VKEEP(bv[v]); /* one load per weight vector, not one per row folded into each FMA */
+  }
 #pragma GCC unroll 12
   for (int r = 0; r < R; r++) {
     SF_VEC ab = SF_VSET1(a[r * astride]);
@@ -61,6 +64,41 @@ SF_RB_INLINE void tile_body(float *y, size_t ystride, const float *const *rows, 
   rb_store(y, ystride, acc, R, NV);
 }
 
+/* The slab-blocked driver's block: R output voxels (at y + yoff[r], vw*NV channels) += one tap's
+ * terms over kc input channels, voxel r's input at x + xoff[r] (the voxels need not be neighbours:
+ * a block gathers 6 wherever they are, so rows of 4 or 8 voxels still fill 12 accumulators);
+ * wb: (kc, vw*NV) packed weights */
+SF_RB_INLINE void tap_body(float *y, const size_t *yoff, const float *x, const size_t *xoff, const float *wb, int kc,
+                           const int R, const int NV)
+{
+  SF_VEC acc[SF_VMAX_R][2];
+  const float *xr[SF_VMAX_R];
+#pragma GCC unroll 12
+  for (int r = 0; r < R; r++) {
+    xr[r] = x + xoff[r];
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; v++) acc[r][v] = SF_VLOAD(y + yoff[r] + SF_VW * v);
+  }
+  for (int ci = 0; ci < kc; ci++) {
+    SF_VEC bv[2];
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; v++) {
+      bv[v] = SF_VLOAD(wb + (size_t)ci * SF_VW * NV + SF_VW * v);
+      SF_VKEEP(bv[v]);
+    }
+#pragma GCC unroll 12
+    for (int r = 0; r < R; r++) {
+      SF_VEC ab = SF_VSET1(xr[r][ci]);
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; v++) acc[r][v] = SF_VFMA(ab, bv[v], acc[r][v]);
+    }
+  }
+#pragma GCC unroll 12
+  for (int r = 0; r < R; r++)
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; v++) SF_VSTORE(y + yoff[r] + SF_VW * v, acc[r][v]);
+}
+
 /* dst row r (rows `stride` floats apart) += acc[r] */
 SF_RB_INLINE void rb_add_store(float *dst, size_t stride, SF_VEC acc[][2], const int R, const int NV)
 {
@@ -91,6 +129,21 @@ SF_RB_INLINE void dw_body(float *dwb, size_t dstride, const float *const *xrows,
   rb_add_store(dwb, dstride, acc, R, NV);
 }
 
+/* Packed dW (conv3d_direct_dw_packed.c): R gradient rows (dstride apart, vw*NV floats each) +=
+ * sum over m voxels of xp[v][r] * gp[v][..]; xp: (m, R) and gp: (m, vw*NV), both contiguous, so
+ * both streams run sequentially through L1 */
+SF_RB_INLINE void dwp_body(float *dwb, size_t dstride, const float *xp, const float *gp, int m, const int R,
+                           const int NV)
+{
+  SF_VEC acc[SF_VMAX_R][2];
+#pragma GCC unroll 12
+  for (int r = 0; r < R; r++)
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; v++) acc[r][v] = SF_VLOAD(dwb + r * dstride + SF_VW * v);
+  for (int i = 0; i < m; i++) rb_update(acc, xp + (size_t)i * R, 1, gp + (size_t)i * SF_VW * NV, R, NV);
+  rb_store(dwb, dstride, acc, R, NV);
+}
+
 #ifdef SF_FOOTPRINT_CHECKS
 /* The ranges tile_body's loops touch (sanitize_footprint.h): per input row present, voxels
  * x0 .. x0+R+1 of K channels; that row's 3 taps of packed weights; R output rows of vw*NV floats. */
@@ -116,10 +169,31 @@ static void dw_footprint(float *dwb, size_t dstride, const float *const *xrows, 
   }
   for (int r = 0; r < R; r++) SF_FOOTPRINT(dwb + r * dstride, (size_t)SF_VW * NV, 1);
 }
+/* tap_body's: R input voxels of kc channels, kc weight rows, R output voxels (read and written) */
+static void tap_footprint(float *y, const size_t *yoff, const float *x, const size_t *xoff, const float *wb, int kc,
+                          int R, int NV)
+{
+  for (int r = 0; r < R; r++) {
+    SF_FOOTPRINT(x + xoff[r], (size_t)kc, 0);
+    SF_FOOTPRINT(y + yoff[r], (size_t)SF_VW * NV, 1);
+  }
+  SF_FOOTPRINT(wb, (size_t)kc * SF_VW * NV, 0);
+}
+/* dwp_body's: the two packed panels, R gradient rows (read and written) */
+static void dwp_footprint(float *dwb, size_t dstride, const float *xp, const float *gp, int m, int R, int NV)
+{
+  SF_FOOTPRINT(xp, (size_t)m * R, 0);
+  SF_FOOTPRINT(gp, (size_t)m * SF_VW * NV, 0);
+  for (int r = 0; r < R; r++) SF_FOOTPRINT(dwb + r * dstride, (size_t)SF_VW * NV, 1);
+}
 #define SF_TILE_FOOTPRINT(...) tile_footprint(__VA_ARGS__)
+#define SF_DWP_FOOTPRINT(...) dwp_footprint(__VA_ARGS__)
+#define SF_TAP_FOOTPRINT(...) tap_footprint(__VA_ARGS__)
 #define SF_DW_FOOTPRINT(...) dw_footprint(__VA_ARGS__)
 #else
 #define SF_TILE_FOOTPRINT(...) ((void)0)
+#define SF_TAP_FOOTPRINT(...) ((void)0)
+#define SF_DWP_FOOTPRINT(...) ((void)0)
 #define SF_DW_FOOTPRINT(...) ((void)0)
 #endif
 
@@ -129,6 +203,18 @@ static void dw_footprint(float *dwb, size_t dstride, const float *const *xrows, 
   {                                                                                                           \
     SF_TILE_FOOTPRINT(y, ystride, rows, x0, wb, K, R, NV);                                                    \
     tile_body(y, ystride, rows, x0, wb, K, R, NV);                                                            \
+  }                                                                                                           \
+  SF_VTARGET SF_NO_ASAN static void tap_##R##_##NV(float *y, const size_t *yoff, const float *x,               \
+                                                   const size_t *xoff, const float *wb, int kc)               \
+  {                                                                                                           \
+    SF_TAP_FOOTPRINT(y, yoff, x, xoff, wb, kc, R, NV);                                                        \
+    tap_body(y, yoff, x, xoff, wb, kc, R, NV);                                                                \
+  }                                                                                                           \
+  SF_VTARGET SF_NO_ASAN static void dwp_##R##_##NV(float *dwb, size_t dstride, const float *xp, const float *gp, \
+                                                   int m)                                                     \
+  {                                                                                                           \
+    SF_DWP_FOOTPRINT(dwb, dstride, xp, gp, m, R, NV);                                                         \
+    dwp_body(dwb, dstride, xp, gp, m, R, NV);                                                                 \
   }                                                                                                           \
   SF_VTARGET SF_NO_ASAN static void dw_##R##_##NV(float *dwb, size_t dstride, const float *const *xrows,          \
                                                   const float *dy, size_t gstride, int nrows, int W, int Cin)   \
@@ -151,13 +237,17 @@ SF_DEF_BLOCKS12(1)
 SF_DEF_BLOCKS12(2)
 const sf_direct_kernels SF_DIRECT_TABLE = {SF_VW, 12,
                                            {{SF_LIST12(tile, 1)}, {SF_LIST12(tile, 2)}},
-                                           {{SF_LIST12(dw, 1)}, {SF_LIST12(dw, 2)}}};
+                                           {{SF_LIST12(tap, 1)}, {SF_LIST12(tap, 2)}},
+                                           {{SF_LIST12(dw, 1)}, {SF_LIST12(dw, 2)}},
+                                           {{SF_LIST12(dwp, 1)}, {SF_LIST12(dwp, 2)}}};
 #elif SF_VMAX_R == 6
 SF_DEF_BLOCKS6(1)
 SF_DEF_BLOCKS6(2)
 const sf_direct_kernels SF_DIRECT_TABLE = {SF_VW, 6,
                                            {{SF_LIST6(tile, 1)}, {SF_LIST6(tile, 2)}},
-                                           {{SF_LIST6(dw, 1)}, {SF_LIST6(dw, 2)}}};
+                                           {{SF_LIST6(tap, 1)}, {SF_LIST6(tap, 2)}},
+                                           {{SF_LIST6(dw, 1)}, {SF_LIST6(dw, 2)}},
+                                           {{SF_LIST6(dwp, 1)}, {SF_LIST6(dwp, 2)}}};
 #else
 #error "SF_VMAX_R must be 6 or 12"
 #endif

@@ -21,6 +21,7 @@
 #define SF_VSET1(s) _mm512_set1_ps(s)
 #define SF_VFMA(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define SF_VADD(a, b) _mm512_add_ps(a, b)
+#define SF_VKEEP(v) __asm__("" : "+v"(v))
 #elif SF_DIRECT_ISA == SF_DIRECT_SET_AVX2 /* 16 ymm: 6 rows x 2 accumulators + 2 weights + 1 broadcast */
 #include <immintrin.h>
 #define SF_VEC __m256
@@ -33,6 +34,7 @@
 #define SF_VSET1(s) _mm256_set1_ps(s)
 #define SF_VFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
 #define SF_VADD(a, b) _mm256_add_ps(a, b)
+#define SF_VKEEP(v) __asm__("" : "+x"(v))
 #elif SF_DIRECT_ISA == SF_DIRECT_SET_C /* GCC vector extension: whatever the build's target has */
 typedef float sf_vec_c __attribute__((vector_size(32)));
 #define SF_VEC sf_vec_c
@@ -51,6 +53,7 @@ static inline sf_vec_c sf_vload_c(const float *p)
 #define SF_VSET1(s) ((sf_vec_c){0} + (s))
 #define SF_VFMA(a, b, c) ((a) * (b) + (c))
 #define SF_VADD(a, b) ((a) + (b))
+#define SF_VKEEP(v) ((void)0)
 #else
 #error "SF_DIRECT_ISA must be one of the SF_DIRECT_SET_* (conv3d_direct_internal.h)"
 #endif

@@ -25,34 +25,28 @@ int sf_conv3d_direct_available(void) { return sf_cpu_isa_active() != SF_ISA_NONE
 #define SF_CONV_DIRECT_DW_MIN_W 16
 #endif
 /* AVX2 (8-float ymm, blocks of 6 voxels/input channels x 16 channels). Measured with
- * bench_kernels (1 thread, GFLOP/s direct AVX2 vs im2col + OpenBLAS Zen sgemm, side by side in one
- * run; three base-64 and two base-8 runs, noisy) on an "AMD EPYC" Zen 3 (lscpu model name), 2 cores
- * shared with other jobs (load average 10-12); fwd/dX/dW, run after run:
- *   Rows >= 16 voxels with <= 128 channels win: 64^3 64->64 25.9/26.2/26.3 vs 23.4/26.4/22.8,
- *   28.4/26.0/31.9 vs 24.0/20.1/31.6, 34.2/34.9/31.0 vs 28.7/30.5/31.6; 16^3 128->128
- *   35.5/25.1/14.2 vs 25.0/12.1/13.6, 42.3/33.4/29.0 vs 25.9/26.5/22.6, 35.6/40.7/32.5 vs
- *   32.9/30.3/33.1 (dW at 128 channels a tie).
- *   16^3 256->256: 18.5/20.7/10.7 vs 13.4/16.4/10.3, 12.6/21.3/22.4 vs 16.5/19.2/21.8,
- *   26.0/28.6/23.1 vs 27.8/22.0/28.1: only dX wins every time; one rule for forward and dX (the
- *   caller does not say which) leaves both on im2col.
- *   Rows of 8 and below with 256-512 channels lose (the 27*K*16 packed weights outgrow L2): 8^3
- *   256->256 12.6/18.1/12.4 vs 18.7/18.2/15.7, 28.5/29.9/25.1 vs 34.8/29.9/30.6; 4^3 512->512
- *   11.2/17.0/10.2 vs 22.8/21.7/17.6.
- *   Short rows with few channels: 8^3 32->32 25.9/25.0/22.5 vs 22.6/15.8/16.6 and 20.2/24.1/28.4
- *   vs 14.7/16.0/22.2 (win); 8^3 64->64 23.6/32.1 vs 24.6/25.2, then 29.0/23.5 vs 34.9/22.7
- *   (forward/dX: no clear win), its dW 34.5 vs 30.9, then 35.1 vs 21.2; 2^3 64->64 dW 15.9 vs
- *   12.7, then 13.3 vs 13.4. */
+ * scripts/bench-kernels --reps 5 (1 thread, median GFLOP/s, direct AVX2 vs im2col + OpenBLAS Zen
+ * sgemm, side by side in one run; two base-64 runs and one base-8 run, quiet machine) on an
+ * "AMD EPYC" Zen 3 (lscpu model name), 2 cores, fwd/dX/dW, run after run:
+ *   Forward and dX win at every shape whose output channels fill the vectors, now that short rows
+ *   with many channels take the slab-blocked driver (conv3d_direct_blocked.c) and the register
+ *   blocks load each weight vector once (SF_VKEEP): 8^3 256->256 91.4/73.1 vs 63.0/49.8 and
+ *   74.6/67.3 vs 54.7/50.8; 8^3 512->512 70.8/65.1 vs 59.2/55.1, 58.7/53.5 vs 56.2/49.9; 4^3
+ *   512->512 71.5/48.7 vs 50.1/38.1, 72.4/53.7 vs 58.1/45.0; 16^3 256->256 66.6/69.8 vs 58.6/58.0;
+ *   64^3 64->64 50.2/72.0 vs 45.6/61.0. Only 2^3 x 64 (base 8, 1e-3 GFLOP) loses its forward.
+ *   dW: the packed driver (conv3d_direct_dw_packed.c) wins from 256 output channels at any row
+ *   length: 8^3 256->256 78.5 vs 49.1, 8^3 512->512 68.7 vs 50.2, 4^3 512->512 79.6 vs 43.2,
+ *   16^3 256->256 64.8 vs 51.6, 2^3 512->512 15.8 vs 14.4. Below that the rules measured in
+ *   session 7 stand (rows >= 16 with <= 128 channels, or <= 64 channels: 64^3 64->64 55.4 vs 50.6;
+ *   32^3 128->64 48.9 vs 44.0), and 16^3 128->128 stays a tie (46.8 vs 51.2, 49.3 vs 47.3). */
 #ifndef SF_CONV_DIRECT_AVX2_MIN_W
 #define SF_CONV_DIRECT_AVX2_MIN_W 16 /* rows of at least this many voxels: */
 #endif
 #ifndef SF_CONV_DIRECT_AVX2_MAX_C
 #define SF_CONV_DIRECT_AVX2_MAX_C 128 /* ... up to this many channels */
 #endif
-#ifndef SF_CONV_DIRECT_AVX2_SMALL_C
-#define SF_CONV_DIRECT_AVX2_SMALL_C 32 /* forward/dX, up to this many channels: */
-#endif
-#ifndef SF_CONV_DIRECT_AVX2_SMALL_MIN_W
-#define SF_CONV_DIRECT_AVX2_SMALL_MIN_W 4 /* ... rows of at least this many voxels */
+#ifndef SF_CONV_DIRECT_AVX2_DW_WIDE_C
+#define SF_CONV_DIRECT_AVX2_DW_WIDE_C 256 /* dW, from this many output channels: any row length */
 #endif
 #ifndef SF_CONV_DIRECT_AVX2_DW_SMALL_C
 #define SF_CONV_DIRECT_AVX2_DW_SMALL_C 64 /* dW, up to this many output channels: any row length */
@@ -61,13 +55,22 @@ int sf_conv3d_direct_available(void) { return sf_cpu_isa_active() != SF_ISA_NONE
 static int sf_conv3d_direct_avx2_wins(int W, int nout, int dw)
 {
   if (nout % 8 || W < 1) return 0;
+  if (!dw) return 1; /* forward/dX: every shape (the slab-blocked driver takes short rows) */
   if (W >= SF_CONV_DIRECT_AVX2_MIN_W && nout <= SF_CONV_DIRECT_AVX2_MAX_C) return 1;
-  if (dw) return nout <= SF_CONV_DIRECT_AVX2_DW_SMALL_C;
-  return nout <= SF_CONV_DIRECT_AVX2_SMALL_C && W >= SF_CONV_DIRECT_AVX2_SMALL_MIN_W;
+  return nout <= SF_CONV_DIRECT_AVX2_DW_SMALL_C || nout >= SF_CONV_DIRECT_AVX2_DW_WIDE_C;
 }
+
+/* OpenBLAS on a generic core (Prescott: it did not recognise the CPU) runs im2col's sgemm at a
+ * fifth of a good core's speed (bench-kernels --coretype default --coretype Prescott on the EPYC
+ * above: sgemm 2048^3 13.2-14.0 vs 65.8 GFLOP/s; 8^3 256->256 11.4/14.5/17.4 vs the direct
+ * kernels' 67.4/66.5/49.4; 4^3 512->512 10.5/10.9/11.9 vs 72.2/51.7/47.5), below every direct
+ * kernel set at every shape. So with a generic core every shape whose channels fill the vectors
+ * runs direct, whatever the row length. */
+static int sf_conv3d_generic_blas_direct(int nout) { return sf_blas_core_is_generic() && nout % 8 == 0; }
 
 int sf_conv3d_direct_wins(int W, int nout)
 {
+  if (sf_cpu_isa_active() >= SF_ISA_AVX2 && sf_conv3d_generic_blas_direct(nout)) return 1;
   switch (sf_cpu_isa_active()) {
   case SF_ISA_AVX512: return nout % 16 ? sf_conv3d_direct_avx2_wins(W, nout, 0) : W >= SF_CONV_DIRECT_MIN_W;
   case SF_ISA_AVX2: return sf_conv3d_direct_avx2_wins(W, nout, 0);
@@ -77,6 +80,7 @@ int sf_conv3d_direct_wins(int W, int nout)
 
 int sf_conv3d_direct_dw_wins(int W, int Cout)
 {
+  if (sf_cpu_isa_active() >= SF_ISA_AVX2 && sf_conv3d_generic_blas_direct(Cout)) return 1;
   switch (sf_cpu_isa_active()) {
   case SF_ISA_AVX512: return Cout % 16 ? sf_conv3d_direct_avx2_wins(W, Cout, 1) : W >= SF_CONV_DIRECT_DW_MIN_W;
   case SF_ISA_AVX2: return sf_conv3d_direct_avx2_wins(W, Cout, 1);

@@ -194,6 +194,15 @@ static void check_direct_all(void)
     check_direct(2, 3, 6, 5, 20, 1, 1, 385);    /* 20 = 16 + a partial 4 (only the C set is used so) */
     check_direct(2, 70, 4, 16, 16, 1, 1, 360);  /* dW: 70 rows = row groups of 64 + 6 */
     check_direct(3, 4, 20, 25, 32, 0, 1, 370);  /* dW: 25 input channels = blocks of 9 + 8 + 8 (5 x 5) */
+    /* 8-float sets, short rows, many channels: the slab-blocked forward/dX (conv3d_direct_blocked.c) in
+     * tap chunks of 4 (k)h rows at 160-168 channels and of 1 at 600; dW groups spanning planes */
+    check_direct(3, 4, 5, 160, 168, 1, 0, 390); /* forward K 160, dX K 168; 168 = 10 x 16 + 8 */
+    check_direct(2, 3, 8, 600, 16, 0, 1, 395);  /* forward: chunks of one (kd, kh) row */
+    check_direct(2, 2, 2, 16, 600, 1, 1, 396);  /* dX: the same, both halos */
+    check_direct(10, 10, 6, 8, 16, 1, 1, 398);  /* dW: 100 rows in plane-spanning groups of 85 + 15 */
+    /* the packed dW (conv3d_direct_dw_packed.c): >= 64 input channels on short rows, >= 256 on any */
+    check_direct(9, 8, 8, 64, 24, 1, 1, 402);   /* 576 voxels: groups of 512 + 64; 24 = 16 + 8 */
+    check_direct(2, 16, 17, 256, 16, 0, 0, 404); /* 17-voxel rows, 256 input channels */
   }
   sf_cpu_isa_set_for_testing(chosen);
 }
@@ -247,6 +256,7 @@ int main(void)
 
   check_conv3(3, 7, 12, 32, 48, 1, 1, 99);  /* forward and dX dispatched to the direct kernels */
   check_conv3(2, 5, 17, 16, 32, 0, 1, 93);  /* all three directions dispatched to the direct kernels */
+  check_conv3(2, 4, 4, 256, 256, 1, 1, 95); /* short rows, many channels: blocked / packed on AVX2 */
 
   check_direct_all();
   check_workspace_bound();
