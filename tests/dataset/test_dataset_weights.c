@@ -51,12 +51,12 @@ int main(void)
       SF_CHECK(!strcmp(d.train_ids[i], order[i]), "train id #%d is '%s', want '%s' (string order)", i, d.train_ids[i],
                order[i]);
     float w[4];
-    SF_CHECK(sf_dataset_class_weights(&d, 0.25, w, err, sizeof err) == 0, "class weights: %s", err);
+    SF_CHECK(sf_dataset_class_weights(&d, 0.25, w, NULL, err, sizeof err) == 0, "class weights: %s", err);
     float w0 = (float)(12288.0 / 12273.0), wf = (float)(12288.0 / 15.0);
     SF_CHECK(w[0] == w0, "w0 = %.9g, want %.9g", w[0], w0);
     for (int k = 1; k < 4; k++) SF_CHECK(w[k] == wf, "w[%d] = %.9g, want %.9g", k, w[k], wf);
     /* fraction 1: every mask, 78 foreground voxels */
-    SF_CHECK(sf_dataset_class_weights(&d, 1.0, w, err, sizeof err) == 0, "class weights: %s", err);
+    SF_CHECK(sf_dataset_class_weights(&d, 1.0, w, NULL, err, sizeof err) == 0, "class weights: %s", err);
     SF_CHECK(w[1] == (float)(12.0 * 4096 / 78.0), "all masks: w[1] = %.9g, want %.9g", w[1], (float)(12.0 * 4096 / 78.0));
     /* a mask with a label outside 0..n_categories is reported, naming the file */
     m[5] = 9;
@@ -64,7 +64,7 @@ int main(void)
     snprintf(path, sizeof path, "%s/masks/training/0_shard000000_mask.npy", tmp);
     sf_npy_write(path, SF_NPY_U16, 3, vshape + 1, m, err, sizeof err);
     err[0] = '\0';
-    SF_CHECK(sf_dataset_class_weights(&d, 0.25, w, err, sizeof err) != 0 && strstr(err, path),
+    SF_CHECK(sf_dataset_class_weights(&d, 0.25, w, NULL, err, sizeof err) != 0 && strstr(err, path),
              "a label of 9 must fail naming %s (got '%s')", path, err);
     sf_dataset_free(&d);
   }
