@@ -16,9 +16,10 @@
 #include "scaffold/dataset.h"
 #include "scaffold/fsutil.h"
 #include "scaffold/npy.h"
+#include "dataset_fixture.h"
 #include "testutil.h"
 
-#define G 16
+#define G DS_FIXTURE_G
 #define N (G * G * G)
 
 /* The .npy header length of a file, from its bytes (10 + the little-endian length at 8..9). */
@@ -57,29 +58,14 @@ int main(void)
 {
   char *tmp = sf_test_tmpdir("dsb"), err[1024];
   sf_config c;
-  sf_config_init(&c);
-  sf_config_apply_override(&c, "problem_scale=4");
-  sf_config_apply_override(&c, "n_categories=3");
-  sf_config_apply_override(&c, "n_instances_used_per_fractal=12");
-  sf_config_apply_override(&c, "val_split=5"); /* 12 training volumes, no validation */
-  sf_config_finalize(&c);
-  const char *subs[] = {"volumes/training", "volumes/validation", "masks/training", "masks/validation"};
-  for (int i = 0; i < 4; i++) {
-    char *d = sf_path_join(tmp, subs[i]);
-    sf_mkdir_p(d);
-    free(d);
-  }
+  ds_fixture_init(&c, tmp);
   uint16_t *m = calloc(N, sizeof *m);
   float *vol = calloc(3 * (size_t)N, sizeof *vol);
   size_t vshape[4] = {3, G, G, G};
   for (int id = 0; id < 12; id++) {
     for (size_t v = 0; v < N; v++) m[v] = (uint16_t)((v * 7 + (size_t)id * 13 + v / 97) % 4);
     for (size_t k = 0; k < 3 * (size_t)N; k++) vol[k] = (float)(k % 1009) * 1e-3f + (float)id;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/masks/training/%d_shard000000_mask.npy", tmp, id);
-    SF_CHECK(sf_npy_write(path, SF_NPY_U16, 3, vshape + 1, m, err, sizeof err) == 0, "%s", err);
-    snprintf(path, sizeof path, "%s/volumes/training/%d_shard000000.npy", tmp, id);
-    SF_CHECK(sf_npy_write(path, SF_NPY_F32, 4, vshape, vol, err, sizeof err) == 0, "%s", err);
+    ds_fixture_write(tmp, id, vol, m);
   }
   sf_dataset d;
   int rc = sf_dataset_open(&c, tmp, &d, err, sizeof err);
@@ -195,9 +181,7 @@ int main(void)
     /* restore the masks touched above */
     for (int id = 0; id < 12; id++) {
       for (size_t v = 0; v < N; v++) m[v] = (uint16_t)((v * 7 + (size_t)id * 13 + v / 97) % 4);
-      char path[4096];
-      snprintf(path, sizeof path, "%s/masks/training/%d_shard000000_mask.npy", tmp, id);
-      SF_CHECK(sf_npy_write(path, SF_NPY_U16, 3, vshape + 1, m, err, sizeof err) == 0, "%s", err);
+      ds_fixture_write(tmp, id, NULL, m);
     }
     uint64_t whole[4], part[4], sum[4] = {0}, bytes = 0;
     SF_CHECK(sf_dataset_class_counts(&d, 1.0, 0, G, whole, &bytes, err, sizeof err) == 0, "counts: %s", err);
