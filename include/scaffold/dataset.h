@@ -13,7 +13,8 @@
  *   meta.yaml                config_id, dataset_format_version 5, config_subset, include_keys,
  *                            code_commit, created_at - written last, before the rename.
  * Axis convention: voxel (i0, i1, i2) from point (x, y, z) is (D, H, W). The loader hands training
- * NDHWC float32 (G, G, G, 3) images and uint16 (G, G, G) labels. */
+ * NDHWC float32 (G, G, G, 3) images and uint16 (G, G, G) labels, or a box of them: a spatial shard
+ * reads only its depth planes of each file, by offset (sf_dataset_load_box). */
 #ifndef SF_DATASET_H
 #define SF_DATASET_H
 
@@ -151,15 +152,43 @@ int sf_dataset_open(const sf_config *c, const char *dir, sf_dataset *out, char *
 char *sf_dataset_volume_path(const sf_dataset *d, sf_split s, int i);
 char *sf_dataset_mask_path(const sf_dataset *d, sf_split s, int i);
 
-/* Loads sample i of a split into caller buffers: image NDHWC float32 (G, G, G, 3) (may be NULL),
- * labels uint16 (G, G, G) (may be NULL). Thread-safe (usable from StarPU tasks). Returns 0, or -1
- * with a message naming the file in err. */
+/* ---- reading samples (src/datagen/dataset_block.c) ----
+ * A box of a sample's G^3 grid: depth planes [d0, d1), rows [h0, h1), columns [w0, w1). A spatial
+ * shard reads the box of its depth slabs (sf_box_planes) and nothing else: the loader validates
+ * each file's header (dtype, shape, size) without reading the data, then reads only the box's
+ * runs of voxels by offset (pread): one run per channel for a slab of whole planes, one per plane
+ * for whole rows, one per (plane, row) otherwise. No whole volume is read or held. */
+typedef struct {
+  int d0, d1, h0, h1, w0, w1;
+} sf_box;
+sf_box sf_box_whole(int grid);                   /* [0, G)^3 */
+sf_box sf_box_planes(int grid, int d0, int d1);  /* planes [d0, d1), whole rows and columns */
+size_t sf_box_voxels(const sf_box *b);
+
+/* Loads box b of sample i of a split into caller buffers: image NDHWC float32 (d1-d0, h1-h0,
+ * w1-w0, 3) (may be NULL), labels uint16 (d1-d0, h1-h0, w1-w0) (may be NULL). Checks that the
+ * voxels read are finite and the labels in 0..n_classes-1. Adds the bytes read from the files
+ * (each file's header, then the box's runs; nothing else is read) to *bytes_read (may be NULL).
+ * Thread-safe (usable from StarPU tasks). Returns 0, or -1 with a message naming the file in err. */
+int sf_dataset_load_box(const sf_dataset *d, sf_split s, int i, const sf_box *b, float *image_ndhwc,
+                        uint16_t *labels, uint64_t *bytes_read, char *err, size_t errlen);
+/* sf_dataset_load_box of the whole grid: image (G, G, G, 3), labels (G, G, G). */
 int sf_dataset_load(const sf_dataset *d, sf_split s, int i, float *image_ndhwc, uint16_t *labels,
                     char *err, size_t errlen);
 
-/* CE class weights (n_classes floats) from the training masks picked by
- * sf_ce_weight_sample_indices(n_train, frac). Returns 0, or -1 with a message in err. */
-int sf_dataset_class_weights(const sf_dataset *d, double frac, float *w, char *err, size_t errlen);
+/* Voxel counts per class (n_classes entries) over the planes [plane_lo, plane_hi) of the training
+ * masks picked by sf_ce_weight_sample_indices(n_train, frac), read a few planes at a time (at most
+ * 2^22 voxels); the bytes read are added to *bytes_read (may be NULL). Returns 0, or -1 with a
+ * message naming the file in err. */
+int sf_dataset_class_counts(const sf_dataset *d, double frac, int plane_lo, int plane_hi, uint64_t *counts,
+                            uint64_t *bytes_read, char *err, size_t errlen);
+/* CE class weights (n_classes floats) from those masks' voxel counts. Collective in a distributed
+ * run (every rank must call it): rank r of N counts the planes [r G / N, (r+1) G / N) of each mask
+ * and the counts are summed over the ranks exactly, so no rank reads a whole mask and the weights
+ * equal a single process's bit for bit. *bytes_read (may be NULL) gets this rank's bytes. Returns 0,
+ * or -1 with a message in err (on every rank when one fails). */
+int sf_dataset_class_weights(const sf_dataset *d, double frac, float *w, uint64_t *bytes_read, char *err,
+                             size_t errlen);
 
 void sf_dataset_free(sf_dataset *d);
 

@@ -444,9 +444,11 @@ int sf_cmd_benchmark(int argc, char **argv)
   float *params = sf_aligned_alloc(u.total_params * sizeof(float), "parameters");
   sf_unet_init_params(&u, params, (uint64_t)c.seed);
   float *cw = sf_malloc((size_t)u.n_classes * sizeof *cw, "class weights");
-  if (sf_dataset_class_weights(&data, c.ce_weight_sample_fraction, cw, err, sizeof err) != 0)
+  uint64_t cw_bytes = 0; /* every rank reads its share of the sampled masks' planes */
+  if (sf_dataset_class_weights(&data, c.ce_weight_sample_fraction, cw, &cw_bytes, err, sizeof err) != 0)
     sf_die(SF_EXIT_FAILURE, "class weights: %s", err);
-  sf_info("CE class weights: background %.6g, foreground %.6g", cw[0], u.n_classes > 1 ? cw[1] : 0.0);
+  sf_info("CE class weights: background %.6g, foreground %.6g (%llu bytes of masks read%s)", cw[0],
+          u.n_classes > 1 ? cw[1] : 0.0, (unsigned long long)cw_bytes, sf_dist_active() ? " by this rank" : "");
   sf_graph *g = sf_graph_create(&u, &c, params, err, sizeof err);
   if (!g) sf_die(SF_EXIT_USAGE, "task graph: %s", err);
 

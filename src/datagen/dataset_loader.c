@@ -1,16 +1,15 @@
 /* Loader API used by training (spec §4.7): sample ids are the file stems of volumes/<split>/,
- * sorted as strings ("0", "1", "10", "100", ...) as upstream's BasicDataset sorts them; a sample is
- * the channels-first float32 (3, G, G, G) volume turned into NDHWC (G, G, G, 3) plus its uint16
- * (G, G, G) mask. Also the CE class weights from the sampled training masks (spec §6.2). */
+ * sorted as strings ("0", "1", "10", "100", ...) as upstream's BasicDataset sorts them, and the
+ * paths of a sample's files. Reading a sample (the channels-first float32 (3, G, G, G) volume turned
+ * into NDHWC plus its uint16 (G, G, G) mask, whole or a box of it) and the CE class weights from the
+ * sampled training masks (spec §6.2) are in dataset_block.c. */
 #include <dirent.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dataset_internal.h"
 #include "scaffold/common.h"
 #include "scaffold/fsutil.h"
-#include "scaffold/npy.h"
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
@@ -122,93 +121,6 @@ static char *sample_path(const sf_dataset *d, sf_split s, int i, int mask)
 
 char *sf_dataset_volume_path(const sf_dataset *d, sf_split s, int i) { return sample_path(d, s, i, 0); }
 char *sf_dataset_mask_path(const sf_dataset *d, sf_split s, int i) { return sample_path(d, s, i, 1); }
-
-int sf_dataset_load(const sf_dataset *d, sf_split s, int i, float *image_ndhwc, uint16_t *labels, char *err,
-                    size_t errlen)
-{
-  if (!sample_id(d, s, i)) {
-    snprintf(err, errlen, "sample %d is out of range for the %s split (%d samples)", i,
-             s == SF_SPLIT_VAL ? "validation" : "training", s == SF_SPLIT_VAL ? d->n_val : d->n_train);
-    return -1;
-  }
-  const size_t G = (size_t)d->grid, N = G * G * G;
-  sf_npy a;
-  if (image_ndhwc) {
-    char *path = sf_dataset_volume_path(d, s, i);
-    int rc = sf_npy_read(path, &a, err, errlen);
-    if (rc == 0 && (a.dtype != SF_NPY_F32 || a.ndim != 4 || a.shape[0] != 3 || a.shape[1] != G || a.shape[2] != G ||
-                    a.shape[3] != G)) {
-      snprintf(err, errlen, "%s: expected float32 (3, %zu, %zu, %zu), got ndim %d shape (%zu, %zu, ...)", path, G, G, G,
-               a.ndim, a.shape[0], a.shape[1]);
-      free(a.data);
-      rc = -1;
-    }
-    if (rc) {
-      free(path);
-      return -1;
-    }
-    const float *src = a.data;
-    /* A NaN or inf voxel (a corrupted file with a valid header: generated volumes hold colours in
-     * [0, 1)) would only show up later as a diverged loss; name the file instead. */
-    for (size_t k = 0; k < 3 * N; k++)
-      if (!isfinite(src[k])) {
-        snprintf(err, errlen, "%s: channel %zu, voxel %zu is %g (not finite): the file is corrupt; delete it (and "
-                 "its mask) and rerun: a reused dataset regenerates missing volumes", path, k / N, k % N, (double)src[k]);
-        free(a.data);
-        free(path);
-        return -1;
-      }
-    free(path);
-    for (size_t v = 0; v < N; v++) { /* (3, D, H, W) -> (D, H, W, 3) */
-      image_ndhwc[3 * v] = src[v];
-      image_ndhwc[3 * v + 1] = src[N + v];
-      image_ndhwc[3 * v + 2] = src[2 * N + v];
-    }
-    free(a.data);
-  }
-  if (labels) {
-    char *path = sf_dataset_mask_path(d, s, i);
-    int rc = sf_npy_read(path, &a, err, errlen);
-    if (rc == 0 && (a.dtype != SF_NPY_U16 || a.ndim != 3 || a.shape[0] != G || a.shape[1] != G || a.shape[2] != G)) {
-      snprintf(err, errlen, "%s: expected uint16 (%zu, %zu, %zu), got ndim %d", path, G, G, G, a.ndim);
-      free(a.data);
-      rc = -1;
-    }
-    if (rc == 0) {
-      const uint16_t *m = a.data;
-      for (size_t v = 0; v < N; v++)
-        if (m[v] >= d->n_classes) {
-          snprintf(err, errlen, "%s: voxel %zu has label %u, outside 0..%d: the file is corrupt; delete it (and its "
-                   "volume) and rerun: a reused dataset regenerates missing volumes", path, v, m[v], d->n_classes - 1);
-          rc = -1;
-          break;
-        }
-      if (rc == 0) memcpy(labels, m, N * sizeof *labels);
-      free(a.data);
-    }
-    free(path);
-    if (rc) return -1;
-  }
-  return 0;
-}
-
-int sf_dataset_class_weights(const sf_dataset *d, double frac, float *w, char *err, size_t errlen)
-{
-  const size_t N = (size_t)d->grid * d->grid * d->grid;
-  uint64_t *counts = sf_calloc((size_t)d->n_classes, sizeof *counts, "class counts");
-  int *idx = sf_malloc((size_t)(d->n_train > 0 ? d->n_train : 1) * sizeof *idx, "sample indices");
-  uint16_t *m = sf_malloc(N * sizeof *m, "mask");
-  int n = sf_ce_weight_sample_indices(d->n_train, frac, idx), rc = 0;
-  for (int k = 0; k < n && rc == 0; k++) {
-    rc = sf_dataset_load(d, SF_SPLIT_TRAIN, idx[k], NULL, m, err, errlen);
-    for (size_t v = 0; rc == 0 && v < N; v++) counts[m[v]]++;
-  }
-  if (rc == 0) sf_ce_class_weights_from_counts(counts, d->n_classes, w);
-  free(counts);
-  free(idx);
-  free(m);
-  return rc;
-}
 
 void sf_dataset_free(sf_dataset *d)
 {

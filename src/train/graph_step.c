@@ -5,7 +5,8 @@
  * then runs each sample's forward, loss and backward through the same buffers, adding up their
  * gradients, and ends with one optimizer step. Distributed runs (scaffold/dist.h) add the gradient
  * all-reduce between the backward pass and the optimizer; in a spatial run the replica's shard 0
- * holds the reduced sums and hands them to its other shards. */
+ * holds the reduced sums and hands them to its other shards, and each rank's sample buffers hold
+ * only its own planes (sf_graph_sample_planes), which only its own load tasks read. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,14 +17,30 @@
 #include "scaffold/ops.h"
 #include "scaffold/runtime.h"
 
-/* Copy one sample's image and labels into the input and label handles, slab by slab. */
+void sf_graph_sample_planes(const sf_graph *g, int *lo, int *hi)
+{
+  *lo = g->in.d0[g->in.k_lo];
+  *hi = g->in.d0[g->in.k_hi];
+}
+
+/* Where slab k of t (level 0) starts in a sample buffer that holds this rank's planes (voxel_bytes
+ * per voxel), or NULL for a slab another rank owns (its load task runs there, on its buffer). */
+static const void *slab_src(const sf_tensor *t, const void *base, int k, size_t voxel_bytes)
+{
+  if (k < t->k_lo || k >= t->k_hi) return NULL;
+  size_t v0 = (size_t)(t->d0[k] - t->d0[t->k_lo]) * t->H * t->W;
+  return (const char *)base + v0 * voxel_bytes;
+}
+
+/* Copy one sample's image and labels (this rank's planes) into the input and label handles, slab by slab. */
 static void submit_sample(sf_graph *g, const float *x, const uint16_t *labels)
 {
   const sf_topt *o = &g->opt_load;
   for (int k = 0; k < g->S; k++) {
-    size_t v0 = (size_t)g->in.d0[k] * g->in.H * g->in.W, nv = sf_tensor_slab_voxels(&g->in, k);
-    insert_task_sample_load(o, g->in.slab[k], x + v0 * g->cin0, nv * g->cin0 * sizeof(float));
-    insert_task_sample_load(o, g->lab.slab[k], labels + v0, nv * sizeof(uint16_t));
+    size_t nv = sf_tensor_slab_voxels(&g->in, k);
+    insert_task_sample_load(o, g->in.slab[k], slab_src(&g->in, x, k, g->cin0 * sizeof(float)),
+                            nv * g->cin0 * sizeof(float));
+    insert_task_sample_load(o, g->lab.slab[k], slab_src(&g->lab, labels, k, sizeof(uint16_t)), nv * sizeof(uint16_t));
   }
 }
 
@@ -39,8 +56,9 @@ static void submit_weight_sum(sf_graph *g, int B, const uint16_t *const *labels)
   const sf_topt *o = &g->opt_load;
   for (int b = 0; b < B; b++)
     for (int k = 0; k < g->S; k++) {
-      size_t v0 = (size_t)g->lab.d0[k] * g->lab.H * g->lab.W, nv = sf_tensor_slab_voxels(&g->lab, k);
-      insert_task_sample_load(o, g->lab.slab[k], labels[b] + v0, nv * sizeof(uint16_t));
+      size_t nv = sf_tensor_slab_voxels(&g->lab, k);
+      insert_task_sample_load(o, g->lab.slab[k], slab_src(&g->lab, labels[b], k, sizeof(uint16_t)),
+                              nv * sizeof(uint16_t));
       insert_task_loss_weight_sum(&g->opt_crit, b ? SF_ACC_ADD : SF_ACC_PARTIAL, g->wsum_part[k],
                                   g->lab.slab[k], g->cw, g->K);
     }
@@ -162,10 +180,9 @@ void sf_graph_forward(sf_graph *g, const float *x, float *logits)
 {
   if (g->spatial > 1) SF_ABORT("sf_graph_forward: the logits of a spatially distributed graph are not gathered");
   const sf_topt *o = &g->opt_load;
-  for (int k = 0; k < g->S; k++) {
-    size_t v0 = (size_t)g->in.d0[k] * g->in.H * g->in.W, nv = sf_tensor_slab_voxels(&g->in, k);
-    insert_task_sample_load(o, g->in.slab[k], x + v0 * g->cin0, nv * g->cin0 * sizeof(float));
-  }
+  for (int k = 0; k < g->S; k++)
+    insert_task_sample_load(o, g->in.slab[k], slab_src(&g->in, x, k, g->cin0 * sizeof(float)),
+                            sf_tensor_slab_voxels(&g->in, k) * g->cin0 * sizeof(float));
   sf_graph_submit_forward(g);
   sf_runtime_wait_all();
   sf_tensor_acquire(&g->logits, 0);

@@ -145,16 +145,17 @@ void sf_memory_plan(const sf_unet *u, const sf_config *c, const sf_memplan_layou
   *m = (sf_memplan){0};
   const int S = plan_slabs(u, c, l), B = c->local_batch_size > 1 ? (int)c->local_batch_size : 1;
   const double N = (double)u->total_params * sizeof(float), e0 = u->edge[0];
-  const double vox = e0 * e0 * e0;
   m->slabs = S;
   plan_tensors(u, S, l->spatial, c->activation_checkpointing != 0, m);
   m->params = N;
   m->grads = N + plan_extra_grads(u, c, l, S) + (l->spatial * l->replicas > 1 ? N : 0);
   m->optimizer = 2 * N + (c->warmup_batches > 0 ? 3 * N : 0) + (c->async_save ? 3 * N : 0);
   m->partial_sums = plan_partial_sums(u, S, B);
-  /* the batch's images (NDHWC, in_channels floats) and labels (uint16), whole volumes on every rank,
-   * and the loader's read buffer (one channels-first volume) */
-  m->samples = B * vox * (u->in_channels * 4.0 + 2.0) + vox * u->in_channels * 4.0;
+  /* the batch's images (NDHWC, in_channels floats) and labels (uint16) of this rank's planes (a
+   * spatial shard reads only its block, train_step.c), and the loader's staging buffer: one
+   * channel's run of those planes, at most 2^20 floats (src/datagen/dataset_block.c) */
+  const double own = owned_planes(u, S, l->spatial, 0) * e0 * e0, stage = own < 1048576.0 ? own : 1048576.0;
+  m->samples = B * own * (u->in_channels * 4.0 + 2.0) + stage * 4.0;
   m->workspace = plan_workspace(u, l->cpu_workers);
   m->base = SF_MEMPLAN_BASE_BYTES;
   m->total = m->activations + m->act_grads + m->halo + m->params + m->grads + m->optimizer + m->partial_sums +

@@ -27,8 +27,11 @@ typedef struct {
   size_t N;                 /* parameters */
   int B;                    /* local batch size */
   int n_train, n_val, per;  /* per = training samples per replica per epoch */
-  float **x;                /* B samples (G,G,G,cin) */
-  uint16_t **lab;           /* B label volumes (G,G,G) */
+  float **x;                /* B samples (P,G,G,cin): this rank's planes [plane_lo, plane_hi) */
+  uint16_t **lab;           /* B label volumes (P,G,G) of the same planes */
+  int plane_lo, plane_hi;   /* sf_graph_sample_planes: [0, G) unless spatially sharded */
+  uint64_t read_bytes;      /* bytes the sample loads read from the dataset files (headers included) */
+  long read_loads;          /* sample loads (training, validation, warm-up) */
   int *order;
   sf_ckpt_state st;
   char *ckpt_dir, *last_path, *best_path, *csv_path;
@@ -55,8 +58,12 @@ typedef struct {
 /* ---- train_step.c ---- */
 void sf_tctx_init(sf_tctx *t, const sf_train_setup *s);
 void sf_tctx_free(sf_tctx *t);
-/* Loads sample i of split into batch slot b (dies with a message on a read error). */
+/* Loads this rank's planes of sample i of split into batch slot b (dies with a message on a read
+ * error), counting the bytes read. */
 void sf_train_load_sample(sf_tctx *t, sf_split split, int i, int slot);
+/* The "data read:" line: this rank's sample loads and bytes read per sample (stdout; non-root
+ * ranks' only with SF_DIST_ALL_STDOUT=1, scaffold/dist.h). */
+void sf_train_report_reads(const sf_tctx *t);
 /* One optimizer step on the samples idx[0..b-1] with lr at Adam step adam_step. */
 void sf_train_batch_step(sf_tctx *t, const int *idx, int b, double lr, long adam_step, sf_step_out *o);
 /* SF_CHECK_REPLICAS=1: dies unless the parameters are bitwise identical on every rank. */

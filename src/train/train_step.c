@@ -1,5 +1,6 @@
 /* One optimizer step of `scaffold benchmark` and what surrounds it (scaffold/trainer.h): the per-run
- * context, sample loading, the step itself (a batch of local_batch_size samples through the task
+ * context, sample loading (a spatial shard reads only its planes of each file, and counts the
+ * bytes: the "data read:" line), the step itself (a batch of local_batch_size samples through the task
  * graph: upstream's pooled CE and mean Dice, one clip + Adam, all as tasks; scaffold/graph.h), the
  * replica check of SF_CHECK_REPLICAS=1, the learning rate of an epoch, and the warm-up with
  * rollback (spec §6.10). */
@@ -42,7 +43,8 @@ void sf_tctx_init(sf_tctx *t, const sf_train_setup *s)
   const char *chk = getenv("SF_CHECK_REPLICAS");
   t->check_replicas = chk && !strcmp(chk, "1");
   t->per = sf_sampler_per_replica(t->n_train, t->R);
-  size_t G = (size_t)s->data->grid, vox = G * G * G;
+  sf_graph_sample_planes(s->graph, &t->plane_lo, &t->plane_hi); /* a spatial shard: its planes only */
+  size_t G = (size_t)s->data->grid, vox = (size_t)(t->plane_hi - t->plane_lo) * G * G;
   t->x = sf_calloc((size_t)t->B, sizeof *t->x, "batch images");
   t->lab = sf_calloc((size_t)t->B, sizeof *t->lab, "batch labels");
   for (int b = 0; b < t->B; b++) {
@@ -78,8 +80,25 @@ void sf_tctx_free(sf_tctx *t)
 void sf_train_load_sample(sf_tctx *t, sf_split split, int i, int slot)
 {
   char err[1024];
-  if (sf_dataset_load(t->s->data, split, i, t->x[slot], t->lab[slot], err, sizeof err) != 0)
+  sf_box box = sf_box_planes(t->s->data->grid, t->plane_lo, t->plane_hi);
+  if (sf_dataset_load_box(t->s->data, split, i, &box, t->x[slot], t->lab[slot], &t->read_bytes, err, sizeof err) != 0)
     sf_die(SF_EXIT_FAILURE, "loading %s sample %d: %s", split == SF_SPLIT_TRAIN ? "training" : "validation", i, err);
+  t->read_loads++;
+}
+
+void sf_train_report_reads(const sf_tctx *t)
+{
+  if (t->read_loads == 0) return;
+  const int G = t->s->data->grid;
+  unsigned long long per = t->read_bytes / (uint64_t)t->read_loads, whole = 0;
+  sf_dataset_layout l;
+  if (sf_dataset_layout_of((int)t->c->problem_scale, &l) == 0) whole = l.volume_file + l.mask_file;
+  char who[64] = "";
+  if (sf_dist_active()) snprintf(who, sizeof who, "rank %d (shard %d of %d): ", sf_dist_rank(), sf_dist_shard(),
+                                 sf_dist_spatial());
+  sf_info("data read: %s%llu bytes per sample (%ld sample loads, %llu bytes): planes [%d, %d) of %d of each volume "
+          "and mask, headers included; a whole sample is %llu bytes", who, per, t->read_loads,
+          (unsigned long long)t->read_bytes, t->plane_lo, t->plane_hi, G, whole);
 }
 
 void sf_train_batch_step(sf_tctx *t, const int *idx, int b, double lr, long adam_step, sf_step_out *o)

@@ -385,6 +385,7 @@ int sf_train(const sf_train_setup *s, sf_train_result *r)
             t.checked);
   sf_epoch_log_finish(&t.elog, s->log ? s->log : stdout, r->status == 0);
   sf_step_probes_finish(&t); /* bound: 1: the report, after the measured training */
+  sf_train_report_reads(&t); /* "data read: N bytes per sample" (a spatial shard: its planes only) */
   sf_tctx_free(&t);
   return r->status;
 }

@@ -2,10 +2,13 @@
  * Writes format 1.0 headers byte-identical to NumPy 1.24's np.save: the dict with sorted keys,
  * repr'd shape tuple ('(5,)', '(1024, 3)'), 21-digit growth padding, spaces and '\n' so that the
  * data starts at a multiple of 64. Reads accept format 1.x/2.x/3.x, validate magic, header dict,
- * dtype, C order, shape and that the file size is exactly header + data (truncation detected). */
+ * dtype, C order, shape and that the file size is exactly header + data (truncation detected), with
+ * pread on a descriptor: the header read is exactly the header's bytes, and sf_npy_pread reads only
+ * the elements asked for (the dataset loader's blocks count them). */
 #include "scaffold/npy.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -273,11 +276,28 @@ static int parse_dict(const char *h, size_t n, const char *path, npy_header *hd,
   return 0;
 }
 
-/* Reads and validates the header of an open file of size fsize. */
-static int read_header(FILE *f, size_t fsize, const char *path, npy_header *hd, char *err, size_t errlen)
+/* Exactly n bytes at offset off (pread, restarted after EINTR and short reads); 0 or -1 (errno). */
+static int pread_full(int fd, void *buf, size_t n, uint64_t off)
+{
+  char *p = buf;
+  while (n) {
+    ssize_t r = pread(fd, p, n, (off_t)off);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      if (r == 0) errno = EIO;
+      return -1;
+    }
+    p += r, n -= (size_t)r, off += (uint64_t)r;
+  }
+  return 0;
+}
+
+/* Reads and validates the header of an open file of size fsize with pread: it reads exactly the
+ * header's bytes (hd->data_offset of them on success), nothing of the data. */
+static int read_header(int fd, size_t fsize, const char *path, npy_header *hd, char *err, size_t errlen)
 {
   unsigned char pre[12];
-  if (fsize < 10 || fread(pre, 1, 10, f) != 10)
+  if (fsize < 10 || pread_full(fd, pre, 10, 0) != 0)
     return fail(err, errlen, "%s: too short for a .npy file (%zu bytes)", path, fsize);
   if (memcmp(pre, NPY_MAGIC, NPY_MAGIC_LEN) != 0) return fail(err, errlen, "%s: not a .npy file (bad magic)", path);
   int major = pre[6];
@@ -286,7 +306,7 @@ static int read_header(FILE *f, size_t fsize, const char *path, npy_header *hd, 
     hlen = (size_t)pre[8] | ((size_t)pre[9] << 8);
     pre_len = 10;
   } else if (major == 2 || major == 3) {
-    if (fsize < 12 || fread(pre + 10, 1, 2, f) != 2) return fail(err, errlen, "%s: truncated .npy header", path);
+    if (fsize < 12 || pread_full(fd, pre + 10, 2, 10) != 0) return fail(err, errlen, "%s: truncated .npy header", path);
     hlen = (size_t)pre[8] | ((size_t)pre[9] << 8) | ((size_t)pre[10] << 16) | ((size_t)pre[11] << 24);
     pre_len = 12;
   } else {
@@ -296,7 +316,7 @@ static int read_header(FILE *f, size_t fsize, const char *path, npy_header *hd, 
     return fail(err, errlen, "%s: truncated .npy header (%zu bytes declared, file has %zu)", path, hlen, fsize);
   if (hlen > (1u << 24)) return fail(err, errlen, "%s: implausible .npy header length %zu", path, hlen);
   char *h = sf_malloc(hlen + 1, "npy header");
-  if (fread(h, 1, hlen, f) != hlen) {
+  if (pread_full(fd, h, hlen, pre_len) != 0) {
     free(h);
     return fail(err, errlen, "%s: cannot read the .npy header", path);
   }
@@ -316,43 +336,79 @@ static int read_header(FILE *f, size_t fsize, const char *path, npy_header *hd, 
   return 0;
 }
 
-static FILE *open_sized(const char *path, size_t *fsize)
+/* A read-only descriptor of a regular file and its size; -1 (errno set) otherwise. */
+static int open_sized(const char *path, size_t *fsize)
 {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
   struct stat st;
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    fclose(f);
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
     errno = EISDIR;
-    return NULL;
+    return -1;
   }
   *fsize = (size_t)st.st_size;
-  return f;
+  return fd;
+}
+
+int sf_npy_open(const char *path, sf_npy_file *f, char *err, size_t errlen)
+{
+  memset(f, 0, sizeof *f);
+  f->fd = -1;
+  size_t fsize;
+  int fd = open_sized(path, &fsize);
+  if (fd < 0) return fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
+  npy_header hd;
+  if (read_header(fd, fsize, path, &hd, err, errlen) != 0) {
+    close(fd);
+    return -1;
+  }
+  f->fd = fd;
+  f->path = path;
+  f->dtype = hd.dtype;
+  f->ndim = hd.ndim;
+  memcpy(f->shape, hd.shape, sizeof hd.shape);
+  f->count = hd.count;
+  f->elem_size = dtype_size(hd.dtype);
+  f->data_offset = hd.data_offset;
+  f->bytes_read = hd.data_offset;
+  return 0;
+}
+
+int sf_npy_pread(sf_npy_file *f, size_t first, size_t n, void *buf, char *err, size_t errlen)
+{
+  if (first > f->count || n > f->count - first)
+    return fail(err, errlen, "%s: elements [%zu, %zu) are outside the array's %zu", f->path, first, first + n, f->count);
+  size_t bytes = n * f->elem_size;
+  if (bytes && pread_full(f->fd, buf, bytes, f->data_offset + (uint64_t)first * f->elem_size) != 0)
+    return fail(err, errlen, "%s: cannot read %zu data bytes at element %zu: %s", f->path, bytes, first,
+                strerror(errno));
+  f->bytes_read += bytes;
+  return 0;
+}
+
+void sf_npy_close(sf_npy_file *f)
+{
+  if (f->fd >= 0) close(f->fd);
+  f->fd = -1;
 }
 
 int sf_npy_read(const char *path, sf_npy *out, char *err, size_t errlen)
 {
   memset(out, 0, sizeof *out);
-  size_t fsize;
-  FILE *f = open_sized(path, &fsize);
-  if (!f) return fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
-  npy_header hd;
-  if (read_header(f, fsize, path, &hd, err, errlen) != 0) {
-    fclose(f);
+  sf_npy_file f;
+  if (sf_npy_open(path, &f, err, errlen) != 0) return -1;
+  void *data = sf_malloc(f.count * f.elem_size, "npy data");
+  if (sf_npy_pread(&f, 0, f.count, data, err, errlen) != 0) {
+    free(data);
+    sf_npy_close(&f);
     return -1;
   }
-  size_t nbytes = hd.count * dtype_size(hd.dtype);
-  void *data = sf_malloc(nbytes, "npy data");
-  if (nbytes && fread(data, 1, nbytes, f) != nbytes) {
-    free(data);
-    fclose(f);
-    return fail(err, errlen, "%s: cannot read %zu data bytes", path, nbytes);
-  }
-  fclose(f);
-  out->dtype = hd.dtype;
-  out->ndim = hd.ndim;
-  memcpy(out->shape, hd.shape, sizeof hd.shape);
-  out->count = hd.count;
+  sf_npy_close(&f);
+  out->dtype = f.dtype;
+  out->ndim = f.ndim;
+  memcpy(out->shape, f.shape, sizeof f.shape);
+  out->count = f.count;
   out->data = data;
   return 0;
 }
@@ -360,27 +416,20 @@ int sf_npy_read(const char *path, sf_npy *out, char *err, size_t errlen)
 int sf_npy_read_header(const char *path, sf_npy *out, char *err, size_t errlen)
 {
   memset(out, 0, sizeof *out);
-  size_t fsize;
-  FILE *f = open_sized(path, &fsize);
-  if (!f) return fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
-  npy_header hd;
-  int rc = read_header(f, fsize, path, &hd, err, errlen);
-  fclose(f);
-  if (rc) return rc;
-  out->dtype = hd.dtype;
-  out->ndim = hd.ndim;
-  memcpy(out->shape, hd.shape, sizeof hd.shape);
-  out->count = hd.count;
+  sf_npy_file f;
+  if (sf_npy_open(path, &f, err, errlen) != 0) return -1;
+  sf_npy_close(&f);
+  out->dtype = f.dtype;
+  out->ndim = f.ndim;
+  memcpy(out->shape, f.shape, sizeof f.shape);
+  out->count = f.count;
   return 0;
 }
 
 int sf_npy_is_complete(const char *path)
 {
-  size_t fsize;
-  FILE *f = open_sized(path, &fsize);
-  if (!f) return 0;
-  npy_header hd;
-  int rc = read_header(f, fsize, path, &hd, NULL, 0);
-  fclose(f);
-  return rc == 0;
+  sf_npy_file f;
+  if (sf_npy_open(path, &f, NULL, 0) != 0) return 0;
+  sf_npy_close(&f);
+  return 1;
 }

@@ -197,7 +197,7 @@ static void check_contents(const sf_config *c, const sf_dataset *d)
   double T = (double)(counts[0] + counts[1] + counts[2] + counts[3]);
   want[0] = (float)(T / (double)counts[0]);
   for (int k = 1; k < 4; k++) want[k] = (float)(T / (double)(counts[1] + counts[2] + counts[3]));
-  SF_CHECK(sf_dataset_class_weights(d, 0.3, w, err, sizeof err) == 0, "class weights: %s", err);
+  SF_CHECK(sf_dataset_class_weights(d, 0.3, w, NULL, err, sizeof err) == 0, "class weights: %s", err);
   for (int k = 0; k < 4; k++) SF_CHECK(w[k] == want[k], "w[%d] = %.9g, want %.9g", k, w[k], want[k]);
   SF_CHECK(want[0] > 1.0f && want[1] > 10.0f, "weights %g %g look implausible for sparse fractals", want[0], want[1]);
   free(img), free(lab);

@@ -2,7 +2,8 @@
  * "<id>" holds id+1 voxels of class (id % 3) + 1. sf_dataset_open lists the ids string-sorted
  * ("0", "1", "10", "11", "2", ..., "9"); with ce_weight_sample_fraction 0.25 the sampled indices
  * are linspace(0, 11, 3).long() = 0, 5, 11, i.e. ids "0", "3" and "9": 1 + 4 + 10 = 15 foreground
- * voxels of 3 * 4096, so w0 = 12288/12273 and every foreground weight is 12288/15. */
+ * voxels of 3 * 4096, so w0 = 12288/12273 and every foreground weight is 12288/15. The directory and
+ * configuration are dataset_fixture.h's. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,36 +11,22 @@
 #include "scaffold/dataset.h"
 #include "scaffold/fsutil.h"
 #include "scaffold/npy.h"
+#include "dataset_fixture.h"
 #include "testutil.h"
 
 int main(void)
 {
   char *tmp = sf_test_tmpdir("dsw"), err[1024];
   sf_config c;
-  sf_config_init(&c);
-  sf_config_apply_override(&c, "problem_scale=4");
-  sf_config_apply_override(&c, "n_categories=3");
-  sf_config_apply_override(&c, "n_instances_used_per_fractal=12");
-  sf_config_apply_override(&c, "val_split=5"); /* int(12 * 5 / 100) = 0 validation volumes */
-  sf_config_finalize(&c);
-  const size_t G = 16, N = G * G * G;
-  const char *subs[] = {"volumes/training", "volumes/validation", "masks/training", "masks/validation"};
-  for (int i = 0; i < 4; i++) {
-    char *d = sf_path_join(tmp, subs[i]);
-    sf_mkdir_p(d);
-    free(d);
-  }
+  ds_fixture_init(&c, tmp);
+  const size_t G = DS_FIXTURE_G, N = G * G * G;
   uint16_t *m = calloc(N, sizeof *m);
   float *vol = calloc(3 * N, sizeof *vol);
   size_t vshape[4] = {3, G, G, G};
   for (int id = 0; id < 12; id++) {
     memset(m, 0, N * sizeof *m);
     for (int k = 0; k <= id; k++) m[k * 37] = (uint16_t)(id % 3 + 1);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/masks/training/%d_shard000000_mask.npy", tmp, id);
-    SF_CHECK(sf_npy_write(path, SF_NPY_U16, 3, vshape + 1, m, err, sizeof err) == 0, "%s", err);
-    snprintf(path, sizeof path, "%s/volumes/training/%d_shard000000.npy", tmp, id);
-    SF_CHECK(sf_npy_write(path, SF_NPY_F32, 4, vshape, vol, err, sizeof err) == 0, "%s", err);
+    ds_fixture_write(tmp, id, vol, m);
   }
   sf_dataset d;
   int rc = sf_dataset_open(&c, tmp, &d, err, sizeof err);
@@ -51,12 +38,12 @@ int main(void)
       SF_CHECK(!strcmp(d.train_ids[i], order[i]), "train id #%d is '%s', want '%s' (string order)", i, d.train_ids[i],
                order[i]);
     float w[4];
-    SF_CHECK(sf_dataset_class_weights(&d, 0.25, w, err, sizeof err) == 0, "class weights: %s", err);
+    SF_CHECK(sf_dataset_class_weights(&d, 0.25, w, NULL, err, sizeof err) == 0, "class weights: %s", err);
     float w0 = (float)(12288.0 / 12273.0), wf = (float)(12288.0 / 15.0);
     SF_CHECK(w[0] == w0, "w0 = %.9g, want %.9g", w[0], w0);
     for (int k = 1; k < 4; k++) SF_CHECK(w[k] == wf, "w[%d] = %.9g, want %.9g", k, w[k], wf);
     /* fraction 1: every mask, 78 foreground voxels */
-    SF_CHECK(sf_dataset_class_weights(&d, 1.0, w, err, sizeof err) == 0, "class weights: %s", err);
+    SF_CHECK(sf_dataset_class_weights(&d, 1.0, w, NULL, err, sizeof err) == 0, "class weights: %s", err);
     SF_CHECK(w[1] == (float)(12.0 * 4096 / 78.0), "all masks: w[1] = %.9g, want %.9g", w[1], (float)(12.0 * 4096 / 78.0));
     /* a mask with a label outside 0..n_categories is reported, naming the file */
     m[5] = 9;
@@ -64,7 +51,7 @@ int main(void)
     snprintf(path, sizeof path, "%s/masks/training/0_shard000000_mask.npy", tmp);
     sf_npy_write(path, SF_NPY_U16, 3, vshape + 1, m, err, sizeof err);
     err[0] = '\0';
-    SF_CHECK(sf_dataset_class_weights(&d, 0.25, w, err, sizeof err) != 0 && strstr(err, path),
+    SF_CHECK(sf_dataset_class_weights(&d, 0.25, w, NULL, err, sizeof err) != 0 && strstr(err, path),
              "a label of 9 must fail naming %s (got '%s')", path, err);
     sf_dataset_free(&d);
   }

@@ -89,7 +89,7 @@ int main(int argc, char **argv)
   float *params = sf_aligned_alloc(n * sizeof(float), "parameters");
   sf_unet_init_params(&u, params, (uint64_t)c.seed);
   float *cw = sf_malloc((size_t)u.n_classes * sizeof *cw, "class weights");
-  if (sf_dataset_class_weights(&d, c.ce_weight_sample_fraction, cw, err, sizeof err) != 0)
+  if (sf_dataset_class_weights(&d, c.ce_weight_sample_fraction, cw, NULL, err, sizeof err) != 0)
     sf_die(SF_EXIT_FAILURE, "dp_ref: class weights: %s", err);
   sf_graph *g = sf_graph_create(&u, &c, params, err, sizeof err);
   if (!g) sf_die(SF_EXIT_USAGE, "dp_ref: task graph: %s", err);

@@ -42,8 +42,9 @@ int main(void)
   EQ(m.params, N, "parameters");
   EQ(m.grads, N, "gradients (1 worker, no partials, batch 1)");
   EQ(m.optimizer, 2 * N, "Adam m and v without warm-up");
-  /* batch 1: image 32^3 x 3 x 4 + labels 32^3 x 2, the loader's read buffer 32^3 x 3 x 4 */
-  EQ(m.samples, 32768.0 * 14 + 32768.0 * 12, "sample buffers");
+  /* batch 1: image 32^3 x 3 x 4 + labels 32^3 x 2, the loader's staging buffer (one channel's run:
+   * 32^3 floats) */
+  EQ(m.samples, 32768.0 * 14 + 32768.0 * 4, "sample buffers");
   SF_CHECK(m.slabs == 2, "slabs %d, expected 2", m.slabs);
   printf("ps 5 base 64, 1 worker:\n");
   char text[1024];
@@ -68,7 +69,7 @@ int main(void)
   b.local_batch_size = 4;
   sf_memplan mb;
   plan(&u, &b, 1, 1, &mb);
-  EQ(mb.samples, 4 * 32768.0 * 14 + 32768.0 * 12, "sample buffers of a batch of 4");
+  EQ(mb.samples, 4 * 32768.0 * 14 + 32768.0 * 4, "sample buffers of a batch of 4");
   EQ(mb.grads, N + 4 * gn * 4, "gradients of a batch of 4");
   EQ(mb.activations, m.activations, "activations do not depend on the batch");
 
@@ -90,6 +91,8 @@ int main(void)
    * 512 = 7168; level 2 (8^2): block 4096, pool and gradient 2 x 512, gradients 2048 = 7168 */
   EQ(ms.halo, 2 * (3388.0 * 1024 + 7168.0 * 256 + 7168.0 * 64), "halo planes of 2 spatial ranks");
   EQ(ms.grads, 2 * N, "gradients + all-reduce buffer of a 2-rank run");
+  /* a spatial shard holds and reads only its 16 of the 32 planes of each sample (shard-local data) */
+  EQ(ms.samples * 2, m.samples, "sample buffers on each of 2 spatial ranks");
 
   /* activation_checkpointing: each level keeps two block buffers (A, B) instead of its encoder
    * block's four and its decoder block's four (level 2, the bottleneck, has no decoder block) */
