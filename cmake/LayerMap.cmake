@@ -80,7 +80,7 @@ set(SF_LAYER_datagen_STARPU ON)
 # betas). The optimizer itself runs as tasks only. No StarPU: the graph and the trainer call the
 # insert-task helpers and the runtime's wrappers (sf_runtime_*, sf_tensor_*, sf_dist_*).
 set(SF_LAYER_train_DIRS src/train)
-set(SF_LAYER_train_HEADERS graph trainer lr_schedule memory_plan)
+set(SF_LAYER_train_HEADERS graph trainer lr_schedule memory_plan scale_model)
 set(SF_LAYER_train_USES train comm codelets model datagen runtime config kernels util)
 set(SF_LAYER_train_STARPU OFF)
 

@@ -24,7 +24,11 @@
 
 /* What the plan depends on besides the network: the rank layout and the workers. */
 typedef struct {
-  int spatial;       /* ranks sharing one volume (spatial_ranks) */
+  int spatial;       /* depth shards sharing one volume (spatial_ranks) */
+  int shards_h, shards_w; /* H and W shards of the scale model (scaffold/scale_model.h; 0 or 1: none):
+                           * planning only, the task graph splits depth alone */
+  int grid_depth;         /* 1: depth blocks by the scale model's rule (edge / min(spatial, edge) planes,
+                           * any spatial) instead of the slabs (planning: equal when slabs = spatial) */
   int replicas;      /* data-parallel replicas (the world size / spatial) */
   int cpu_workers;   /* CPU workers of this rank: each holds its own scratch buffers */
   int workers;       /* all workers (CPU + CUDA + OpenCL): the automatic slab count and the per-slab

@@ -8,6 +8,7 @@
 #include "scaffold/graph.h"
 #include "scaffold/memory_plan.h"
 #include "scaffold/ops.h"
+#include "scaffold/scale_model.h"
 #include "scaffold/tensor.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -46,22 +47,29 @@ static double owned_planes(const sf_unet *u, int S, int T, int level)
 typedef struct {
   const sf_unet *u;
   int S, T;
+  sf_grid grid;   /* T depth shards (their slabs) x the H and W shards */
+  int grid_depth; /* depth blocks by the scale model's rule, not by the slabs */
   double *bytes, *halo;
 } tens_acc;
 
-/* One tensor of C channels of es bytes at `level` (graph.c tens()): this rank's planes, and with a
- * halo in a spatial run two boundary planes. */
+/* One tensor of C channels of es bytes at `level` (graph.c tens()): this rank's block (its planes
+ * times the level's H and W block, scaffold/scale_model.h), and with a halo in a spatial run the
+ * block's halo shell (depth only: two boundary planes). */
 static void tensor(tens_acc *a, double *into, int level, int C, double es, int halo)
 {
-  double e = a->u->edge[level], plane = e * e * C * es;
-  *into += owned_planes(a->u, a->S, a->T, level) * plane;
-  if (halo && a->T > 1) *a->halo += 2 * plane;
+  int n[3], blk[3];
+  sf_grid_level_blocks(a->u, level, &a->grid, n, blk);
+  if (!a->grid_depth) blk[0] = (int)owned_planes(a->u, a->S, a->T, level);
+  int side[3] = {a->T > 1, n[1] > 1, n[2] > 1};
+  *into += (double)blk[0] * blk[1] * blk[2] * C * es;
+  if (halo && (side[0] || side[1] || side[2])) *a->halo += sf_halo_shell_voxels(blk, side, side) * C * es;
 }
 
-static void plan_tensors(const sf_unet *u, int S, int T, int ckpt, sf_memplan *m)
+static void plan_tensors(const sf_unet *u, int S, const sf_memplan_layout *l, int ckpt, sf_memplan *m)
 {
-  const int L = u->levels, K = u->n_classes, *ch = u->channels;
-  tens_acc a = {u, S, T, NULL, &m->halo};
+  const int L = u->levels, K = u->n_classes, *ch = u->channels, T = l->spatial;
+  sf_grid grid = {{T, l->shards_h > 1 ? l->shards_h : 1, l->shards_w > 1 ? l->shards_w : 1}};
+  tens_acc a = {u, S, T, grid, l->grid_depth, NULL, &m->halo};
   double *act = &m->activations, *grad = &m->act_grads;
   tensor(&a, act, 0, u->in_channels, 4, 1); /* input */
   tensor(&a, act, 0, 1, 2, 0);              /* labels */
@@ -146,7 +154,7 @@ void sf_memory_plan(const sf_unet *u, const sf_config *c, const sf_memplan_layou
   const int S = plan_slabs(u, c, l), B = c->local_batch_size > 1 ? (int)c->local_batch_size : 1;
   const double N = (double)u->total_params * sizeof(float), e0 = u->edge[0];
   m->slabs = S;
-  plan_tensors(u, S, l->spatial, c->activation_checkpointing != 0, m);
+  plan_tensors(u, S, l, c->activation_checkpointing != 0, m);
   m->params = N;
   m->grads = N + plan_extra_grads(u, c, l, S) + (l->spatial * l->replicas > 1 ? N : 0);
   m->optimizer = 2 * N + (c->warmup_batches > 0 ? 3 * N : 0) + (c->async_save ? 3 * N : 0);
@@ -154,7 +162,12 @@ void sf_memory_plan(const sf_unet *u, const sf_config *c, const sf_memplan_layou
   /* the batch's images (NDHWC, in_channels floats) and labels (uint16) of this rank's planes (a
    * spatial shard reads only its block, train_step.c), and the loader's staging buffer: one
    * channel's run of those planes, at most 2^20 floats (src/datagen/dataset_block.c) */
-  const double own = owned_planes(u, S, l->spatial, 0) * e0 * e0, stage = own < 1048576.0 ? own : 1048576.0;
+  int n[3], blk[3];
+  sf_grid grid = {{l->spatial, l->shards_h > 1 ? l->shards_h : 1, l->shards_w > 1 ? l->shards_w : 1}};
+  sf_grid_level_blocks(u, 0, &grid, n, blk);
+  const double planes = l->grid_depth ? blk[0] : owned_planes(u, S, l->spatial, 0);
+  const double own = planes * (l->shards_h > 1 ? blk[1] : e0) * (l->shards_w > 1 ? blk[2] : e0);
+  const double stage = own < 1048576.0 ? own : 1048576.0;
   m->samples = B * own * (u->in_channels * 4.0 + 2.0) + stage * 4.0;
   m->workspace = plan_workspace(u, l->cpu_workers);
   m->base = SF_MEMPLAN_BASE_BYTES;

@@ -1,37 +1,37 @@
-/* Communication volume of one training step of the distributed design (docs/scaling.md), computed
- * from the U-Net that sf_unet_build makes - not estimated:
+/* Communication volume and memory per rank of one training step of the distributed design
+ * (docs/scaling.md), computed from the U-Net that sf_unet_build makes with the product's formulas -
+ * the scale model (scaffold/scale_model.h) and the memory plan (scaffold/memory_plan.h) - not
+ * estimated here:
  *   - gradient all-reduce: N = total parameters (fp32) per rank and step, for our recursive doubling
  *     (N log2 R sent per rank), a bandwidth-optimal ring / reduce-scatter+all-gather
  *     (2 N (R-1)/R), and starpu_mpi_redux_data on one flat buffer (the owner receives N (R-1) and
  *     sends the result back to R-1 ranks);
- *   - halos of a spatial shard: per conv3 layer, one depth plane (edge^2 x channels, fp32) to each
- *     neighbouring shard in the forward pass (the conv input) and one in the backward pass (the
- *     output gradient, for dX; dW reuses the forward planes), i.e. 2 planes per conv per boundary;
- *   - the small partial sums (GroupNorm statistics, loss and Dice) that shards send their replica's
- *     shard 0 and get back.
+ *   - halos of a block: per conv3 layer, the block's one-voxel halo shell (depth slabs: one plane per
+ *     boundary) in the forward pass (the conv input) and in the backward pass (the output gradient,
+ *     for dX; dW reuses the forward shells);
+ *   - the small partial sums (GroupNorm statistics, loss and Dice) that blocks send their sample's
+ *     root and get back;
+ *   - activations per rank: the memory plan's activations, their gradients and halo buffers.
  *
  *   comm_volume [--base C] [--bottleneck B] [--classes K] [--groups G]   Markdown tables, ps 6..11
+ *   comm_volume --scale11                   the scale-11 grid and GPU tables of docs/scaling.md
  *   comm_volume --step-bytes PS B C K G S   bytes one step sends from shard 0 to shard 1 in a
  *                                           2-rank spatial run (spatial_ranks 2, S slabs, classes
  *                                           K incl. background): halos + all-reduce + small sums
- *   comm_volume --check                     consistency checks of the formulas (CTest) */
+ *   comm_volume --check                     checks of the formulas against a brute-force halo count,
+ *                                           the depth-only plan and a measured 2-rank run (CTest) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "scaffold/config.h"
+#include "scaffold/memory_plan.h"
 #include "scaffold/model.h"
 #include "scaffold/ops.h"
+#include "scaffold/scale_model.h"
 
-typedef struct {
-  double params;        /* N */
-  double halo_fwd;      /* floats per boundary and direction, forward (conv inputs) */
-  double halo_bwd;      /* same, backward (output gradients of convs that need dX) */
-  double gn_fwd_d;      /* doubles one way per step: one statistics vector (2G) per GroupNorm layer */
-  double gn_bwd_d;      /* same, backward sums (2G + 2C) */
-  int gn_layers, convs;
-  double act_bytes;     /* fp32 activations + gradients held by the graph for one sample (all slabs) */
-} model_comm;
+#define GIB (1024.0 * 1024.0 * 1024.0)
 
 static int build(sf_unet *u, int ps, int b, int base, int K, int G)
 {
@@ -43,57 +43,6 @@ static int build(sf_unet *u, int ps, int b, int base, int K, int G)
   return 0;
 }
 
-/* One DoubleConv at level l: conv a cin->cout, conv b cout->cout; dx_a: conv a needs dX. */
-static void dconv(const sf_unet *u, model_comm *m, int l, int cin, int cout, int dx_a)
-{
-  double plane = (double)u->edge[l] * u->edge[l];
-  m->halo_fwd += plane * cin + plane * cout;
-  m->halo_bwd += (dx_a ? plane * cout : 0) + plane * cout;
-  m->convs += 2;
-  m->gn_layers += 2;
-  m->gn_fwd_d += 2.0 * 2 * u->groups;
-  m->gn_bwd_d += 2.0 * (2 * u->groups + 2 * cout);
-}
-
-static model_comm analyse(const sf_unet *u)
-{
-  model_comm m;
-  memset(&m, 0, sizeof m);
-  m.params = (double)u->total_params;
-  const int L = u->levels, *ch = u->channels;
-  dconv(u, &m, 0, u->in_channels, ch[0], 0); /* inc: its input needs no gradient */
-  for (int i = 1; i <= L; i++) dconv(u, &m, i, ch[i - 1], ch[i], 1);
-  for (int i = 0; i < L; i++) dconv(u, &m, i, 2 * ch[i], ch[i], 1); /* Up: conv over [skip, up] */
-  /* activations of the graph (graph.c): per level i, block tensors (4 x c_i) + their gradients (4 x c_i);
-   * encoder and decoder blocks share gradient tensors */
-  double v0 = (double)u->edge[0] * u->edge[0] * u->edge[0];
-  m.act_bytes = v0 * (4.0 * u->in_channels + 2 + 8.0 * u->n_classes); /* input, labels, logits and their gradient */
-  for (int i = 0; i <= L; i++) {
-    double v = (double)u->edge[i] * u->edge[i] * u->edge[i];
-    m.act_bytes += 4.0 * v * (4 * ch[i] + 4 * ch[i]);                                /* enc block + grads */
-    if (i < L) m.act_bytes += 4.0 * v * (4 * ch[i] + ch[i] + 2 * ch[i] + 2 * ch[i] + 2 * ch[i]); /* dec, up, cat, g */
-    if (i > 0) m.act_bytes += 4.0 * v * (2 * ch[i - 1]) + v * ch[i - 1];            /* pool, g.pool, argmax */
-  }
-  return m;
-}
-
-static double log2i(int r)
-{
-  int k = 0;
-  while ((1 << (k + 1)) <= r) k++;
-  return k;
-}
-
-/* floats sent per rank and step by our all-reduce (recursive doubling; non powers of two fold) */
-static double ar_ours(double N, int R)
-{
-  int p2 = 1;
-  while (p2 * 2 <= R) p2 *= 2;
-  return N * (log2i(p2) + (R > p2 ? 1 : 0));
-}
-static double ar_ring(double N, int R) { return R > 1 ? 2.0 * N * (R - 1) / R : 0; }
-static double ar_flat_root(double N, int R) { return 2.0 * N * (R - 1); } /* starpu_mpi_redux_data's owner */
-
 static const char *human(double bytes, char *buf, size_t len)
 {
   const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
@@ -103,53 +52,125 @@ static const char *human(double bytes, char *buf, size_t len)
   return buf;
 }
 
-/* bytes sent from shard 0 to shard 1 in one step of a 2-rank spatial run with S slabs */
-static double step_bytes_t2(const sf_unet *u, int S)
+/* The memory plan's per-sample tensors of one rank (activations, their gradients, halo buffers)
+ * under grid g, batch 1, one slab per depth shard; by the scale model's depth rule when
+ * grid_depth, else by the slabs (what benchmark plans) */
+static double rank_activations_ckpt(const sf_unet *u, const sf_grid *g, int grid_depth, int ckpt)
 {
-  model_comm m = analyse(u);
-  int K = u->n_classes;
-  double halo = 4.0 * (m.halo_fwd + m.halo_bwd);
-  double allreduce = 4.0 * ar_ours(m.params, 2);
-  (void)S;
-  /* shard 0 (the replica's root) sends each reduced statistic once: GN stats (2G) forward,
-   * GN backward sums (2G + 2C) and the loss sums (SF_LOSS_NACC(K)) */
-  double small = 8.0 * (m.gn_fwd_d + m.gn_bwd_d + SF_LOSS_NACC(K));
-  return halo + allreduce + small;
+  sf_config c;
+  sf_config_init(&c);
+  c.activation_checkpointing = ckpt;
+  c.slabs = g->n[0];
+  c.local_batch_size = 1;
+  sf_memplan_layout l = {.spatial = g->n[0], .shards_h = g->n[1], .shards_w = g->n[2], .grid_depth = grid_depth,
+                         .replicas = 1, .cpu_workers = 1, .workers = 1};
+  sf_memplan m;
+  sf_memory_plan(u, &c, &l, &m);
+  return m.activations + m.act_grads + m.halo;
+}
+
+static double rank_activations(const sf_unet *u, const sf_grid *g, int grid_depth)
+{
+  return rank_activations_ckpt(u, g, grid_depth, 0);
+}
+
+/* bytes sent from shard 0 to shard 1 in one step of a 2-rank spatial run (depth halves) */
+static double step_bytes_t2(const sf_unet *u)
+{
+  sf_grid g = {{2, 1, 1}};
+  int pos[3] = {0, 0, 0};
+  sf_scale_step s;
+  sf_scale_step_model(u, &g, pos, 2, &s);
+  return s.halo_fwd + s.halo_bwd + s.allreduce_ours + s.small_sums;
+}
+
+/* The halo shell by enumeration: voxels outside the block, inside the volume, within one step
+ * (Chebyshev distance 1) of it, for a block at offset o of edges b in a volume of edges e */
+static double shell_brute(const int e[3], const int o[3], const int b[3])
+{
+  double n = 0;
+  for (int z = o[0] - 1; z <= o[0] + b[0]; z++)
+    for (int y = o[1] - 1; y <= o[1] + b[1]; y++)
+      for (int x = o[2] - 1; x <= o[2] + b[2]; x++) {
+        int in_vol = z >= 0 && z < e[0] && y >= 0 && y < e[1] && x >= 0 && x < e[2];
+        int in_blk = z >= o[0] && z < o[0] + b[0] && y >= o[1] && y < o[1] + b[1] && x >= o[2] && x < o[2] + b[2];
+        n += in_vol && !in_blk;
+      }
+  return n;
+}
+
+static int check_shells(void)
+{
+  int bad = 0;
+  /* every block of a 12 x 8 x 6 volume split 3 x 2 x 3 (and 1 x 4 x 1): formula = enumeration */
+  const int grids[2][3] = {{3, 2, 3}, {1, 4, 1}}, e[3] = {12, 8, 6};
+  for (int gi = 0; gi < 2; gi++) {
+    const int *g = grids[gi];
+    int b[3] = {e[0] / g[0], e[1] / g[1], e[2] / g[2]};
+    for (int i = 0; i < g[0]; i++)
+      for (int j = 0; j < g[1]; j++)
+        for (int k = 0; k < g[2]; k++) {
+          int p[3] = {i, j, k}, o[3], lo[3], hi[3];
+          for (int d = 0; d < 3; d++) o[d] = p[d] * b[d], lo[d] = p[d] > 0, hi[d] = p[d] < g[d] - 1;
+          double f = sf_halo_shell_voxels(b, lo, hi), want = shell_brute(e, o, b);
+          if (f != want) {
+            fprintf(stderr, "FAIL: halo shell of block (%d,%d,%d) of grid %dx%dx%d: formula %g, enumeration %g\n",
+                    i, j, k, g[0], g[1], g[2], f, want);
+            bad++;
+          }
+        }
+  }
+  return bad;
 }
 
 static int check(void)
 {
-  int bad = 0;
+  int bad = check_shells();
   sf_unet u;
   /* configs/tiny.yml: ps 4, b 3, base 8, 3 classes + background, 8 groups, 3 input channels */
   if (build(&u, 4, 3, 8, 4, 8)) return 1;
-  model_comm m = analyse(&u);
-  /* by hand (docs/architecture.md §6 layout): fwd planes 16^2*3 + 16^2*8 + 8^2*8 + 8^2*16 + 16^2*16 + 16^2*8,
-   * bwd 16^2*8 + 8^2*16 + 8^2*16 + 16^2*8 + 16^2*8 */
-  double fwd = 256.0 * 3 + 256 * 8 + 64 * 8 + 64 * 16 + 256 * 16 + 256 * 8, bwd = 256.0 * 8 + 64 * 16 * 2 + 256 * 8 * 2;
-  if (m.halo_fwd != fwd || m.halo_bwd != bwd) {
-    fprintf(stderr, "FAIL: tiny halos %g/%g floats, expected %g/%g\n", m.halo_fwd, m.halo_bwd, fwd, bwd);
+  if (u.total_params != 19124) {
+    fprintf(stderr, "FAIL: tiny model: %zu params (19124)\n", u.total_params);
     bad++;
   }
-  if (m.params != 19124 || m.convs != 6 || m.gn_layers != 6) {
-    fprintf(stderr, "FAIL: tiny model: %g params (19124), %d convs (6), %d GroupNorms (6)\n", m.params, m.convs,
-            m.gn_layers);
+  /* by hand: the forward planes of a 2-shard boundary 16^2*3 + 16^2*8 + 8^2*8 + 8^2*16 + 16^2*16 + 16^2*8,
+   * backward 16^2*8 + 8^2*16 + 8^2*16 + 16^2*8 + 16^2*8 */
+  sf_grid g2 = {{2, 1, 1}};
+  int pos0[3] = {0, 0, 0};
+  sf_scale_step s;
+  sf_scale_step_model(&u, &g2, pos0, 2, &s);
+  double fwd = 256.0 * 3 + 256 * 8 + 64 * 8 + 64 * 16 + 256 * 16 + 256 * 8, bwd = 256.0 * 8 + 64 * 16 * 2 + 256 * 8 * 2;
+  if (s.halo_fwd != 4 * fwd || s.halo_bwd != 4 * bwd) {
+    fprintf(stderr, "FAIL: tiny halos %g/%g bytes, expected %g/%g\n", s.halo_fwd, s.halo_bwd, 4 * fwd, 4 * bwd);
     bad++;
   }
   /* the all-reduce formulas agree where they must */
   for (int R = 1; R <= 1024; R *= 2)
-    if (ar_ours(1000, R) != 1000 * log2i(R) || (R == 2 && ar_ring(1000, 2) != 1000)) {
+    if (sf_allreduce_floats_ours(1000, R) != 1000 * log2(R) || (R == 2 && sf_allreduce_floats_ring(1000, 2) != 1000)) {
       fprintf(stderr, "FAIL: all-reduce volume at R=%d\n", R);
       bad++;
     }
-  if (ar_ours(1000, 3) != 2000 || ar_ours(1000, 6) != 3000) {
-    fprintf(stderr, "FAIL: non-power-of-two fold: %g, %g\n", ar_ours(1000, 3), ar_ours(1000, 6));
+  if (sf_allreduce_floats_ours(1000, 3) != 2000 || sf_allreduce_floats_ours(1000, 6) != 3000) {
+    fprintf(stderr, "FAIL: non-power-of-two fold: %g, %g\n", sf_allreduce_floats_ours(1000, 3),
+            sf_allreduce_floats_ours(1000, 6));
     bad++;
   }
-  double sb = step_bytes_t2(&u, 2);
+  double sb = step_bytes_t2(&u);
   if (sb != 153920) { /* measured with STARPU_COMM_STATS=1 on 2 ranks (tests/mpi/test_spatial_equiv.sh) */
     fprintf(stderr, "FAIL: tiny 2-shard step: %g bytes predicted, 153920 measured\n", sb);
     bad++;
+  }
+  /* the scale model's depth rule equals the slab plan when slabs = shards; an H or a W split of the
+   * same count holds the same activations (cubic levels) with the same halo shells */
+  for (int T = 1; T <= 8; T *= 2) {
+    sf_grid gd = {{T, 1, 1}}, gh = {{1, T, 1}}, gw = {{1, 1, T}};
+    double slabs = rank_activations(&u, &gd, 0), rule = rank_activations(&u, &gd, 1);
+    double h = rank_activations(&u, &gh, 1), w = rank_activations(&u, &gw, 1);
+    if (slabs != rule || h != rule || w != rule) {
+      fprintf(stderr, "FAIL: tiny, %d shards: slab plan %g, depth rule %g, H split %g, W split %g bytes\n", T, slabs,
+              rule, h, w);
+      bad++;
+    }
   }
   sf_unet_free(&u);
   /* the spec's parameter counts (spec §9, base 64, 5 classes + background) */
@@ -177,38 +198,103 @@ static void tables(int base, int b, int K, int G)
     if (build(&u, ps, b, base, K, G)) continue;
     double N = (double)u.total_params;
     printf("| %d | %.4g | %s | %s | %s | %s | %s | %s | %s |\n", ps, N, human(4 * N, h1, 32),
-           human(4 * ar_ours(N, 64), h2, 32), human(4 * ar_ours(N, 256), h3, 32), human(4 * ar_ours(N, 1024), h4, 32),
-           human(4 * ar_ring(N, 64), h5, 32), human(4 * ar_ring(N, 1024), h6, 32), human(4 * ar_flat_root(N, 64), h7, 32));
+           human(4 * sf_allreduce_floats_ours(N, 64), h2, 32), human(4 * sf_allreduce_floats_ours(N, 256), h3, 32),
+           human(4 * sf_allreduce_floats_ours(N, 1024), h4, 32), human(4 * sf_allreduce_floats_ring(N, 64), h5, 32),
+           human(4 * sf_allreduce_floats_ring(N, 1024), h6, 32), human(8.0 * N * 63, h7, 32));
     sf_unet_free(&u);
   }
-  printf("\n## Halo planes per boundary and step (each direction), and per interior shard\n\n");
-  printf("| ps | edge | conv3 layers | forward | backward | per boundary & direction | interior shard sends | "
-         "small sums, both ways (1 slab/shard) | activations per sample | per shard, T=2 | T=4 | T=8 |\n"
-         "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  printf("\n## Depth shards: halo planes per boundary and step (each direction), and per interior shard\n\n");
+  printf("| ps | edge | forward | backward | per boundary & direction | interior shard sends | "
+         "small sums, both ways | activations per sample (1 rank) | per rank, T=2 | T=4 | T=8 |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (int ps = 6; ps <= 11; ps++) {
     sf_unet u;
     if (build(&u, ps, b, base, K, G)) continue;
-    model_comm m = analyse(&u);
-    double per = 4.0 * (m.halo_fwd + m.halo_bwd);
+    sf_grid g2 = {{2, 1, 1}}, g4 = {{4, 1, 1}}, g8 = {{8, 1, 1}}, g1 = {{1, 1, 1}};
+    int pos0[3] = {0, 0, 0};
+    sf_scale_step edge, inner;
+    sf_scale_step_model(&u, &g2, pos0, 1, &edge);
+    sf_scale_step_model(&u, &g4, NULL, 1, &inner);
     char a[32], bb[32], c[32], d[32], e[32], f[32], g[32], hh[32], i2[32];
-    printf("| %d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", ps, u.edge[0], m.convs,
-           human(4 * m.halo_fwd, a, 32), human(4 * m.halo_bwd, bb, 32), human(per, c, 32), human(2 * per, d, 32),
-           human(2 * 8.0 * (m.gn_fwd_d + m.gn_bwd_d + SF_LOSS_NACC(K)), e, 32), human(m.act_bytes, f, 32),
-           human(m.act_bytes / 2, g, 32), human(m.act_bytes / 4, hh, 32), human(m.act_bytes / 8, i2, 32));
+    printf("| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", ps, u.edge[0], human(edge.halo_fwd, a, 32),
+           human(edge.halo_bwd, bb, 32), human(edge.halo_fwd + edge.halo_bwd, c, 32),
+           human(inner.halo_fwd + inner.halo_bwd, d, 32), human(2 * inner.small_sums, e, 32),
+           human(rank_activations(&u, &g1, 1), f, 32), human(rank_activations(&u, &g2, 1), g, 32),
+           human(rank_activations(&u, &g4, 1), hh, 32), human(rank_activations(&u, &g8, 1), i2, 32));
     sf_unet_free(&u);
   }
-  printf("\nT (spatial_ranks) is at most the bottleneck edge 2^%d = %d: slab boundaries are fixed at the coarsest "
-         "level.\n", b, 1 << b);
+}
+
+/* Scale 11 (upstream's official problem): per grid, one rank's share; then the smallest grid that
+ * fits each GPU count and memory size */
+static const int grids11[][3] = {{1, 1, 1}, {2, 1, 1}, {8, 1, 1}, {2, 2, 2}, {4, 4, 4}, {8, 8, 4}, {8, 8, 8},
+                                 {16, 8, 8}, {16, 16, 8}, {16, 16, 16}};
+#define NGRIDS11 ((int)(sizeof grids11 / sizeof grids11[0]))
+
+static void scale11(void)
+{
+  sf_unet u;
+  if (build(&u, 11, 3, 64, 6, 8)) return;
+  double N = (double)u.total_params;
+  char a[32], b[32], c[32], d[32], e[32], f[32];
+  printf("## Scale 11 per rank and step by grid (base 64, bottleneck 3, 6 classes, fp32, 1 sample per replica)\n\n"
+         "| grid D x H x W | blocks | block at level 0 | activations + gradients + halos per rank | the same with "
+         "activation_checkpointing | halo shells sent per step (interior block) | small sums, both ways | halo / "
+         "activations |\n|---|---|---|---|---|---|---|---|\n");
+  for (int i = 0; i < NGRIDS11; i++) {
+    sf_grid g = {{grids11[i][0], grids11[i][1], grids11[i][2]}};
+    int n[3], blk[3], shards = g.n[0] * g.n[1] * g.n[2];
+    sf_grid_level_blocks(&u, 0, &g, n, blk);
+    sf_scale_step s;
+    sf_scale_step_model(&u, &g, NULL, shards, &s);
+    double act = rank_activations(&u, &g, 1), halo = s.halo_fwd + s.halo_bwd;
+    printf("| [%d,%d,%d] | %d | %dx%dx%d | %s | %s | %s | %s | %.2g |\n", g.n[0], g.n[1], g.n[2], shards, blk[0],
+           blk[1], blk[2], human(act, a, 32), human(rank_activations_ckpt(&u, &g, 1, 1), f, 32), human(halo, b, 32),
+           human(2 * s.small_sums, c, 32), halo / act);
+  }
+  printf("\nModel state per rank (parameters, gradients, the all-reduce buffer, Adam m and v: 20 bytes a "
+         "parameter): %s replicated; sharded over R ranks (not built): %s / R.\n\n", human(20 * N, a, 32),
+         human(20 * N, b, 32));
+  printf("## Scale 11 on GPUs: the smallest grid whose rank fits (activations + state), per GPU count and memory\n\n"
+         "| GPUs | GiB each | state | grid | replicas | per rank | halo per step | all-reduce per step: ours | ring |\n"
+         "|---|---|---|---|---|---|---|---|---|\n");
+  const int gpus[3] = {64, 512, 4096};
+  const double mem[2] = {80, 141};
+  for (int gi = 0; gi < 3; gi++)
+    for (int mi = 0; mi < 2; mi++)
+      for (int sharded = 0; sharded < 2; sharded++) {
+        int G = gpus[gi], found = 0;
+        for (int i = 0; i < NGRIDS11 && !found; i++) {
+          sf_grid g = {{grids11[i][0], grids11[i][1], grids11[i][2]}};
+          int shards = g.n[0] * g.n[1] * g.n[2];
+          if (shards > G || G % shards) continue;
+          sf_scale_step s;
+          sf_scale_step_model(&u, &g, NULL, G, &s);
+          double state = sharded ? s.state / G : s.state, total = rank_activations(&u, &g, 1) + state;
+          if (total > mem[mi] * GIB) continue;
+          found = 1;
+          printf("| %d | %.0f | %s | [%d,%d,%d] | %d | %s | %s | %s | %s |\n", G, mem[mi],
+                 sharded ? "sharded over all ranks" : "replicated", g.n[0], g.n[1], g.n[2], G / shards,
+                 human(total, a, 32), human(s.halo_fwd + s.halo_bwd, b, 32), human(s.allreduce_ours, c, 32),
+                 human(s.allreduce_ring, d, 32));
+        }
+        if (!found)
+          printf("| %d | %.0f | %s | none fits | - | %s state alone | - | - | - |\n", G, mem[mi],
+                 sharded ? "sharded over all ranks" : "replicated", human(sharded ? 20 * N / G : 20 * N, e, 32));
+      }
+  sf_unet_free(&u);
 }
 
 int main(int argc, char **argv)
 {
   int base = 64, b = 3, K = 6, G = 8;
   if (argc == 2 && !strcmp(argv[1], "--check")) return check();
+  if (argc == 2 && !strcmp(argv[1], "--scale11")) return scale11(), 0;
   if (argc == 8 && !strcmp(argv[1], "--step-bytes")) {
     sf_unet u;
     if (build(&u, atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[6]))) return 2;
-    printf("%.0f\n", step_bytes_t2(&u, atoi(argv[7])));
+    (void)argv[7]; /* the slab count does not change what crosses (one plane per boundary and conv) */
+    printf("%.0f\n", step_bytes_t2(&u));
     sf_unet_free(&u);
     return 0;
   }
@@ -219,7 +305,7 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--groups")) G = atoi(argv[i + 1]);
     else {
       fprintf(stderr, "usage: comm_volume [--base C] [--bottleneck B] [--classes K] [--groups G] | --check | "
-              "--step-bytes PS B C K G S\n");
+              "--scale11 | --step-bytes PS B C K G S\n");
       return 2;
     }
   }

@@ -1,0 +1,51 @@
+/* The scale model (issue 22, docs/scaling.md "Scale 11"): what one rank holds and sends per training
+ * step when every sample is split into a grid of D x H x W blocks (DistConv's dc_num_shards) and R
+ * ranks in all train (replicas x D*H*W), computed from the U-Net's topology alone. The memory plan
+ * (scaffold/memory_plan.h) sizes each tensor with the same block and halo formulas, so the figures
+ * `benchmark` prints before a run and the scale-11 tables come from one place.
+ *
+ * Blocks of a level (the merge rule): a level of edge e is split into n = min(g, e) blocks along a
+ * dimension of g grid shards, each of edge e / n (powers of two: exact). A level smaller than the
+ * grid merges its blocks onto fewer owners (n < g): one voxel per block at the least. A block reads
+ * a one-voxel halo shell from its neighbours for each 3x3x3 conv: the faces, edges and corners
+ * that exist (sf_halo_shell_voxels).
+ *
+ * Only the depth split (spatial_ranks, dc_num_shards [D,1,1]) is implemented by the task graph
+ * today; the H and W splits are modelled here for planning. */
+#ifndef SF_SCALE_MODEL_H
+#define SF_SCALE_MODEL_H
+
+#include "scaffold/model.h"
+
+typedef struct {
+  int n[3]; /* grid shards along D, H, W (each >= 1) */
+} sf_grid;
+
+/* Blocks per dimension n[] and block edge blk[] at `level` of u under grid g (the merge rule). */
+void sf_grid_level_blocks(const sf_unet *u, int level, const sf_grid *g, int n[3], int blk[3]);
+
+/* Voxels of the halo shell around a block of edges blk[] with lo[i] / hi[i] (0 or 1) halo layers
+ * below / above it along dimension i: prod(blk + lo + hi) - prod(blk). An interior block of a grid
+ * split along every dimension reads 6 faces, 12 edges and 8 corners. */
+double sf_halo_shell_voxels(const int blk[3], const int lo[3], const int hi[3]);
+
+/* Per rank and training step (fp32, bytes), for an interior block of the grid. */
+typedef struct {
+  double halo_fwd;       /* halo shells of every conv3 input, forward */
+  double halo_bwd;       /* halo shells of the output gradients of the convs that need dX */
+  double small_sums;     /* GroupNorm statistics, loss and Dice partial sums, to the sample's root and back */
+  double allreduce_ours; /* the gradient all-reduce as built: recursive doubling, N log2 R */
+  double allreduce_ring; /* a ring / reduce-scatter + all-gather: 2 N (R-1) / R */
+  double state;          /* parameters, gradients, the all-reduce buffer, Adam m and v: 20 N */
+} sf_scale_step;
+
+/* halo_* for the block at grid position pos[] (0..n-1 per dimension at every level: the blocks
+ * that exist there), or for an interior block when pos is NULL; ranks = R for the all-reduce. */
+void sf_scale_step_model(const sf_unet *u, const sf_grid *g, const int *pos, int ranks, sf_scale_step *s);
+
+/* The all-reduce volumes alone (floats per rank): ours (non-powers of two fold into a partner
+ * first, one extra round) and the ring. */
+double sf_allreduce_floats_ours(double n, int ranks);
+double sf_allreduce_floats_ring(double n, int ranks);
+
+#endif
