@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The figures of docs/scaling.md, measured on the machine at hand (run by hand, not by CTest; a few
 # minutes on 2 cores):   tests/mpi/measure_scaling.sh BUILD_DIR [BASE_CHANNELS]
-#  - peak RSS per rank at problem_scale 6 for 1, 2 and 4 spatial shards (1 training step);
+#  - peak RSS per rank at problem_scale 6 for 1, 2, 4 and 8 spatial shards (1 training step), each
+#    next to the memory plan's total for that rank (what `benchmark` prints before the run);
+#    SHARDS="2 4" picks the shard counts, MEASURE=rss stops after this part;
 #  - training samples/s for 1 process (STARPU_NCPU 1 and 2) and 2 data-parallel ranks (STARPU_NCPU 1
 #    each; workers inherit Open MPI's per-rank core binding: STARPU_WORKERS_NOBIND=1, set by the
 #    runtime when ranks share a host), 8 steps of global batch 1 or 2;
@@ -43,14 +45,18 @@ echo "model: problem_scale 6, base channels $BASE"
 STARPU_HOME="$W/starpu" "$SF" benchmark -c "$W/ps6.yml" --max-count 1 >/dev/null 2>&1 # dataset + calibration
 rate() { grep '^summary' | sed 's/.*| \([0-9.]* samples\/s\) (.*/\1/'; }
 
+plan() { grep -m1 "total .* MiB (.* GiB) per rank" | sed 's/^ */  memory plan: /'; }
 echo "peak RSS per rank, 1 training step:"
 echo " 1 shard (one process):"
-STARPU_NCPU=1 "$W/rank.sh" "$SF" benchmark -c "$W/ps6.yml" --max-count 1 2>&1 | grep "peak RSS"
-for T in 2 4; do
+out=$(STARPU_NCPU=1 "$W/rank.sh" "$SF" benchmark -c "$W/ps6.yml" --max-count 1 2>&1)
+grep "peak RSS" <<<"$out"; plan <<<"$out"
+for T in ${SHARDS:-2 4 8}; do
   echo " $T shards (mpirun -np $T, spatial_ranks $T):"
-  timeout 900 mpirun --oversubscribe -np $T "$W/rank.sh" "$SF" benchmark -c "$W/ps6.yml" --set spatial_ranks=$T \
-    --max-count 1 2>&1 | grep "peak RSS" | sort
+  out=$(timeout 1800 mpirun --oversubscribe -np $T "$W/rank.sh" "$SF" benchmark -c "$W/ps6.yml" \
+    --set spatial_ranks=$T --max-count 1 2>&1)
+  grep "peak RSS" <<<"$out" | sort; plan <<<"$out"
 done
+[ "${MEASURE:-all}" = rss ] && exit 0
 
 echo "training throughput, 8 steps (the summary line's samples/s):"
 for n in 1 2; do
