@@ -66,6 +66,7 @@ static double rank_activations_ckpt(const sf_unet *u, const sf_grid *g, int grid
                          .replicas = 1, .cpu_workers = 1, .workers = 1};
   sf_memplan m;
   sf_memory_plan(u, &c, &l, &m);
+  sf_config_free(&c);
   return m.activations + m.act_grads + m.halo;
 }
 
