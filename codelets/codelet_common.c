@@ -104,6 +104,7 @@ static void submit_host(struct starpu_codelet *cl, const sf_topt *o, void *args,
 void sf_submit(struct starpu_codelet *cl, const sf_topt *o, void *args, size_t args_size, const sf_buf *b,
                double flops)
 {
+  if (o && o->flops_share > 0) flops *= o->flops_share;
   if (sf_runtime_which() != SF_RT_STARPU) {
     if (o && o->mpi) SF_ABORT("%s: submitted with sf_topt.mpi = 1 under runtime %s", cl->name,
                               sf_runtime_kind_name(sf_runtime_which()));

@@ -44,3 +44,34 @@ void insert_task_sample_load(const sf_topt *o, sf_handle dst, const void *src, s
   sf_buf_add(&b, dst, STARPU_W);
   sf_submit(&cl_sample_load, o, &a, sizeof a, &b, 0.0);
 }
+
+/* A block of an H/W-blocked tensor from a host box that holds it with other blocks: nz planes of ny
+ * rows of row_bytes each, rows ld_row bytes apart and planes ld_plane bytes apart at src. CPU (the
+ * data moves to a device afterwards if a task wants it there). */
+typedef struct {
+  const char *src;
+  size_t row_bytes, ld_row, ld_plane;
+} cl_box_args;
+
+/* buffers: [dst (contiguous block)] */
+static void sample_load_box_cpu(void *buffers[], void *cl_arg)
+{
+  const cl_box_args *a = cl_arg;
+  void *iface = buffers[0];
+  size_t ny = STARPU_BLOCK_GET_NY(iface), nz = STARPU_BLOCK_GET_NZ(iface);
+  char *dst = (char *)STARPU_BLOCK_GET_PTR(iface);
+  SF_ASSERT(STARPU_BLOCK_GET_NX(iface) * STARPU_BLOCK_GET_ELEMSIZE(iface) == a->row_bytes);
+  for (size_t z = 0; z < nz; z++)
+    for (size_t y = 0; y < ny; y++, dst += a->row_bytes) memcpy(dst, a->src + z * a->ld_plane + y * a->ld_row, a->row_bytes);
+}
+
+SF_CODELET(sample_load_box, v1, sample_load_box_cpu, SF_NONE, SF_NONE);
+
+void insert_task_sample_load_box(const sf_topt *o, sf_handle dst, const void *src, size_t row_bytes, size_t ld_row,
+                                 size_t ld_plane)
+{
+  cl_box_args a = {src, row_bytes, ld_row, ld_plane};
+  sf_buf b = {.n = 0};
+  sf_buf_add(&b, dst, STARPU_W);
+  sf_submit(&cl_sample_load_box, o, &a, sizeof a, &b, 0.0);
+}

@@ -24,9 +24,11 @@ void sf_allreduce_destroy(sf_allreduce *a);
 double sf_allreduce_words_sent(const sf_allreduce *a);
 
 /* ---- the halo exchange (src/comm/halo.c) ----
- * Submits the halo-plane copies of a distributed tensor (sf_tensor_init_dist with halo != 0; a
- * no-op without planes): call it after the tensor has been written and before tasks read its halos
- * through sf_tensor_lo/hi. */
+ * Submits the copies into the halo pieces of a distributed tensor along one axis (SF_AXIS_D: the
+ * depth planes; _H, _W: the rows and columns of H/W blocks; a no-op without pieces): call it after the
+ * tensor has been written and before tasks read its halos (sf_tensor_nb). sf_halo_exchange is the
+ * depth axis. */
+void sf_halo_exchange_axis(sf_tensor *t, int axis);
 void sf_halo_exchange(sf_tensor *t);
 
 #endif

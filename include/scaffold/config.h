@@ -92,6 +92,11 @@ void sf_config_load_file(sf_config *c, const char *path);
 void sf_config_apply_override(sf_config *c, const char *key_eq_value);
 /* Cross-key checks (e.g. problem_scale >= unet_bottleneck_dim + 1) and derived keys. Dies (status 2). */
 void sf_config_finalize(sf_config *c);
+/* The spatial shard grid per volume along depth, rows, columns (grid[0..2]): dc_num_shards placed by
+ * dc_shard_dims (2 = D, 3 = H, 4 = W), with spatial_ranks (the depth-only shorthand) multiplying the
+ * depth count; and the ranks per volume, their product. */
+void sf_config_shard_grid(const sf_config *c, int grid[3]);
+long sf_config_spatial(const sf_config *c);
 /* Refusals made outside the config module (what a command can run, checked before any work), worded
  * like the loader's own: "FILE:LINE: key 'K' has value 'V': <fmt...>" (or "override --set k=v: ...",
  * or "key 'K' has its default value 'V': ..."). sf_config_refuse2 names two keys with their values

@@ -46,7 +46,7 @@ void sf_dist_init(void);
 void sf_dist_check_config(const sf_config *c);
 /* Fixes the layout: spatial_ranks shards per replica, world/spatial_ranks replicas. Dies with
  * status 2 (on every rank) if spatial_ranks does not divide the world size. */
-void sf_dist_configure(long spatial_ranks);
+void sf_dist_configure(long spatial_ranks, const char *key); /* key: the config key that set it, for messages */
 /* Starts StarPU (starpu_mpi_init_conf when distributed, else starpu_init); conf is a
  * struct starpu_conf *. With several ranks on one host and no binding variable set, sets
  * STARPU_WORKERS_NOBIND=1 (threads inherit the launcher's per-rank binding instead of every rank
@@ -75,7 +75,7 @@ int sf_dist_group_rank(int q);
  *   halo plane 2k / 2k+1). */
 enum {
   SF_TAG_SLAB = 1,      /* activation slab: scope replica, object tensor id, sub slab */
-  SF_TAG_HALO = 2,      /* halo plane copy: scope replica, object tensor id, sub 2k (lo of k) / 2k+1 (hi of k) */
+  SF_TAG_HALO = 2,      /* halo piece: scope replica, object tensor id, sub (axis * 2 + side) * SF_MAX_SLABS + k */
   SF_TAG_SMALL = 3,     /* partial sums, statistics: scope replica, object counter */
   SF_TAG_GRAD = 4,      /* a rank's gradient tensor: scope world rank, object parameter */
   SF_TAG_GPART = 5,     /* per-slab gradient partial (more_determinism): scope replica, object k*P+p */

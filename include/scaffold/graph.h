@@ -17,8 +17,8 @@
  * touch it (and the m, v, grads arenas) only between sf_graph_acquire_state and
  * sf_graph_release_state. Samples: x is (G,G,G,in_channels) fp32 NDHWC, labels (G,G,G) uint16 in
  * 0..K-1, class_w (K) fp32; they are read by tasks during the call only. In a spatially distributed
- * graph (spatial_ranks > 1) x and labels hold only this rank's depth planes [lo, hi) of
- * sf_graph_sample_planes: x is (hi-lo,G,G,in_channels), labels (hi-lo,G,G).
+ * graph (spatial_ranks or dc_num_shards > 1 rank per volume) x and labels hold only this rank's box
+ * of sf_graph_sample_box: x is (n[0],n[1],n[2],in_channels) NDHWC, labels (n[0],n[1],n[2]).
  *
  * Configuration keys used: `slabs` (0 = automatic: enough slabs per layer to feed every worker,
  * capped by the bottleneck edge), `more_determinism` (1 = fixed-order weight-gradient reduction:
@@ -76,9 +76,10 @@ void sf_optimizer_names(char *buf, size_t len);
 int sf_graph_check_config(const sf_unet *u, const sf_config *c, int spatial, const char **key, char *err,
                           size_t errlen);
 
-/* The depth planes [*lo, *hi) of a sample this rank's tasks read (its slabs of the input): [0, G)
- * in a single process or with spatial_ranks 1. The step functions take samples of these planes. */
-void sf_graph_sample_planes(const sf_graph *g, int *lo, int *hi);
+/* The box of a sample this rank's tasks read (its blocks of the input): first voxel lo[] and extents
+ * n[] along depth, rows, columns; the whole grid in a single process or with one rank per volume.
+ * The step functions take samples of this box. */
+void sf_graph_sample_box(const sf_graph *g, int lo[3], int n[3]);
 
 /* Builds the graph's data for the network u (which must outlive the graph) and registers params
  * (u->total_params floats). StarPU must be running. Returns NULL with a message in err on a bad

@@ -199,4 +199,19 @@ void sf_sgd_step(float *w, const float *g, size_t n, double lr, float grad_scale
 void sf_rmsprop_step(float *w, float *sq, const float *g, size_t n, double lr, double alpha, double eps,
                      float grad_scale);
 
+/* ---- H/W block decomposition (codelets/cpu/halo_blocks.c) ----
+ * Blocks are contiguous (nd, h, w) volumes of vb bytes per voxel. A neighbour is passed whole or as
+ * its one layer that matters; NULL is the volume's face (zeros). */
+/* dst (nd, h, w+2): src with lo's last column (lo: (nd, h, lo_w)) and hi's first (hi: (nd, h, hi_w)). */
+void sf_pad_cols(void *dst, const void *src, const void *lo, int lo_w, const void *hi, int hi_w, int nd, int h,
+                 int w, size_t vb);
+/* dst (nd, h+2, W): src (nd, h, W) with lo's last row (lo: (nd, lo_h, W)) and hi's first. */
+void sf_pad_rows(void *dst, const void *src, const void *lo, int lo_h, const void *hi, int hi_h, int nd, int h,
+                 int W, size_t vb);
+/* dst (nd, h, w) = the interior of src (nd, h+2, w+2); sf_embed_hw is its inverse with a zero border. */
+void sf_crop_hw(void *dst, const void *src, int nd, int h, int w, size_t vb);
+void sf_embed_hw(void *dst, const void *src, int nd, int h, int w, size_t vb);
+/* dst = the first (last = 0) or last layer of src (n[0], n[1], n[2]) along axis 0 (depth), 1, 2. */
+void sf_layer_copy(void *dst, const void *src, const int n[3], int axis, int last, size_t vb);
+
 #endif

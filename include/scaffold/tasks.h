@@ -40,10 +40,14 @@ typedef enum {
  *        data it writes (all written handles registered with sf_dist_register, on one rank or
  *        SF_DIST_PER_NODE) and moves the data it reads. Rank-local work on this rank's own copies
  *        (the optimizer on replicated parameters, the all-reduce's combine tasks) keeps 0. Only a build
- *        with MPI accepts 1. */
+ *        with MPI accepts 1.
+ *  flops_share: 0 (the default) or the share of the task's work that counts in its declared flops
+ *        (a conv on a block padded with its neighbours' border computes outputs that are thrown away:
+ *        only the block's own count, so GFLOP/s stay the model's). */
 typedef struct sf_topt {
   int prio;
   int mpi;
+  double flops_share;
 } sf_topt;
 
 /* ---- 3x3x3 convolution, padding 1, no bias (codelets/conv3d.c) --------------------------------
@@ -151,11 +155,26 @@ void insert_task_zero(const sf_topt *o, sf_handle h);
  * dst (block slab or vector) written with a copy of `bytes` bytes of host memory at src, which must
  * stay valid until the task has run (the caller waits for the step). */
 void insert_task_sample_load(const sf_topt *o, sf_handle dst, const void *src, size_t bytes);
+/* dst (a contiguous block) from a host box holding it with others: its rows of row_bytes at src, rows
+ * ld_row bytes apart, planes ld_plane bytes apart (CPU). */
+void insert_task_sample_load_box(const sf_topt *o, sf_handle dst, const void *src, size_t row_bytes, size_t ld_row,
+                                 size_t ld_plane);
 
 /* ---- distribution: the task parts of src/comm (scaffold/comm.h) ---------------------------------
  * Halo exchange (codelets/halo_plane.c): dst, a one-plane block (H,W,C), written with the last
  * (last != 0) or first plane of the slab src. */
 void insert_task_plane_copy(const sf_topt *o, sf_handle dst, sf_handle src, int last);
+/* ---- H/W block decomposition (codelets/halo_blocks.c; CPU) ----------------------------------------
+ * Blocks (nd, h, w, C). A neighbour (lo, hi) is a whole block or its halo piece, NULL at the face. */
+/* piece (extent 1 along axis) = src's first (last = 0) or last layer along axis (SF_AXIS_*) */
+void insert_task_layer_copy(const sf_topt *o, sf_handle piece, sf_handle src, int axis, int last, int C);
+/* dst (nd, h, w+2) = src (nd, h, w) with lo's last column and hi's first (zeros where NULL) */
+void insert_task_pad_cols(const sf_topt *o, sf_handle dst, sf_handle src, sf_handle lo, sf_handle hi, int C);
+/* dst (nd, h+2, W) = src (nd, h, W) with lo's last row and hi's first (zeros where NULL) */
+void insert_task_pad_rows(const sf_topt *o, sf_handle dst, sf_handle src, sf_handle lo, sf_handle hi, int C);
+/* dst (nd, h, w) = the interior of src (nd, h+2, w+2); embed: dst (nd, h+2, w+2) = src in zeros */
+void insert_task_crop_hw(const sf_topt *o, sf_handle dst, sf_handle src, int C);
+void insert_task_embed_hw(const sf_topt *o, sf_handle dst, sf_handle src, int C);
 /* Gradient all-reduce (codelets/grad_combine.c): acc (float vector) = (acc + other) * scale, one
  * combine step. */
 void insert_task_grad_combine(const sf_topt *o, sf_handle acc, sf_handle other, float scale);

@@ -1,51 +1,70 @@
-/* Activation tensors as StarPU data (docs/architecture.md §5). A tensor is D x H x W x C (NDHWC, batch 1) in
- * ONE allocation, split into depth slabs; slab k is its own StarPU 3D block handle registered as
- * block(nx = W*C, ny = H, nz = slab depth) on a slice of that allocation, so a slab and its halo
- * planes are contiguous. Slab boundaries are chosen at the coarsest (bottleneck) level and scaled by
- * 2 per level towards the input, so max-pool/up-conv slab k maps exactly onto slab k of the next
- * level. Callers see only opaque handles (sf_handle); the StarPU types stay in codelets/ and here. */
+/* Activation tensors as StarPU data (docs/architecture.md §5). A tensor is D x H x W x C (NDHWC, batch 1)
+ * split into a grid of blocks: nd depth slabs x nh row blocks x nw column blocks (nh = nw = 1: depth
+ * slabs only, the usual tiling). Block k = (kd * nh + kh) * nw + kw is its own StarPU 3D block handle
+ * registered as block(nx = w*C, ny = h, nz = depth) on its own contiguous part of ONE allocation (the
+ * blocks follow each other in block order), so a slab and its halo planes are contiguous and every
+ * kernel sees a small NDHWC volume. Block boundaries are chosen at the coarsest (bottleneck) level and
+ * scaled by 2 per level towards the input, so max-pool/up-conv block k maps exactly onto block k of the
+ * next level. Callers see only opaque handles (sf_handle); the StarPU types stay in codelets/ and
+ * here. */
 #ifndef SF_TENSOR_H
 #define SF_TENSOR_H
 
 #include <stddef.h>
 
-#define SF_MAX_SLABS 64
+#define SF_MAX_SLABS 64 /* blocks of a tensor (all of its grid) */
+#define SF_MAX_HW 16    /* row blocks, column blocks */
 
 /* An opaque data handle: a starpu_data_handle_t under runtime starpu, the host executor's own
  * record (src/runtime/host_data.c) under openmp and sequential (scaffold/runtime.h). */
 typedef struct sf_handle_s *sf_handle;
 
+/* Axes of the block grid, and the sides of a block along one. */
+enum { SF_AXIS_D = 0, SF_AXIS_H = 1, SF_AXIS_W = 2 };
+enum { SF_SIDE_LO = 0, SF_SIDE_HI = 1 };
+
 typedef struct sf_tensor {
-  char name[48];   /* for traces: "enc2.pre_a" etc. (slab k gets coordinate k) */
+  char name[48];   /* for traces: "enc2.pre_a" etc. (block k gets coordinate k) */
   int D, H, W, C;  /* NDHWC extents; C = 1 for label volumes */
   size_t elemsize; /* 4 for float, 2 for uint16 labels, 1 for uint8 argmax */
-  void *data;      /* D*H*W*C*elemsize bytes, zeroed at creation; distributed: the owned slabs only,
-                    * planes [d0[k_lo], d0[k_hi]) */
-  int nslabs;
-  int d0[SF_MAX_SLABS + 1]; /* slab k covers planes [d0[k], d0[k+1]) */
-  sf_handle slab[SF_MAX_SLABS];
-  /* ---- spatially distributed tensors (sf_tensor_init_dist); a single process: k_lo = 0,
-   * k_hi = nslabs and no planes ---- */
-  int k_lo, k_hi;                   /* slabs owned by this rank */
-  size_t data_bytes;                /* bytes allocated at data */
-  sf_handle plane_lo[SF_MAX_SLABS]; /* at a shard boundary k: copy of slab k-1's last plane (k's lo halo) */
-  sf_handle plane_hi[SF_MAX_SLABS]; /* at a shard boundary k+1: copy of slab k+1's first plane (k's hi halo) */
-  void *plane_mem;                  /* the owned planes' memory */
+  void *data;      /* the owned blocks (all in a single process), each contiguous, in block order;
+                    * zeroed at creation. With nh = nw = 1 and every slab owned: the NDHWC volume */
+  int nslabs;      /* blocks in all: nd * nh * nw (the name is from when there were slabs only) */
+  int nd, nh, nw;  /* blocks along depth, rows, columns */
+  int d0[SF_MAX_SLABS + 1]; /* depth slab kd covers planes [d0[kd], d0[kd+1]) */
+  int h0[SF_MAX_HW + 1], w0[SF_MAX_HW + 1]; /* rows [h0[kh], h0[kh+1]), columns [w0[kw], w0[kw+1]) */
+  sf_handle slab[SF_MAX_SLABS];             /* block k */
+  size_t off[SF_MAX_SLABS];                 /* bytes from data to owned block k; (size_t)-1: not owned */
+  size_t data_bytes;                        /* bytes allocated at data */
+  /* ---- spatially distributed tensors (sf_tensor_init_dist with halo): at a boundary between blocks
+   * of different owners along axis a, halo[a][SF_SIDE_LO][k] is a copy of the lower neighbour's last
+   * layer (block k's lo halo, made by that neighbour's owner) and halo[a][SF_SIDE_HI][k] a copy of the
+   * upper neighbour's first layer: one plane, row or column of the block's extent crosses ---- */
+  sf_handle halo[3][2][SF_MAX_SLABS];
+  void *plane_mem; /* the owned halo pieces' memory */
   size_t plane_bytes;
-  int alias;                        /* 1: shares another tensor's handles and memory (sf_tensor_alias) */
+  int alias; /* 1: shares another tensor's handles and memory (sf_tensor_alias) */
 } sf_tensor;
 
-/* Ownership of a tensor's slabs over StarPU-MPI ranks (scaffold/dist.h). Slabs are registered with
- * their owner and the tag (SF_TAG_SLAB, scope, obj, k); memory is allocated for the owned slabs
- * only. With halo != 0, every boundary between slabs of different owners gets two one-plane
- * handles (tags SF_TAG_HALO), which sf_tensor_lo/hi return instead of the neighbouring slab and
- * sf_halo_exchange (scaffold/comm.h) fills: StarPU-MPI then moves one plane per boundary and
+/* The block grid of a tensor: nd x nh x nw blocks with the given boundaries (nd + 1, nh + 1, nw + 1
+ * entries, from 0 to the extent). */
+typedef struct sf_tensor_grid {
+  int nd, nh, nw;
+  const int *d0, *h0, *w0;
+} sf_tensor_grid;
+
+/* Ownership of a tensor's blocks over StarPU-MPI ranks (scaffold/dist.h). Blocks are registered with
+ * their owner and the tag (SF_TAG_SLAB, scope, obj, k); memory is allocated for the owned blocks
+ * only. halo is a mask of axes (bit SF_AXIS_D, _H, _W; 1 = depth only): along those, every boundary
+ * between blocks of different owners gets two halo pieces
+ * (tags SF_TAG_HALO; sf_tensor_nb returns them instead of the neighbouring block) that
+ * sf_halo_exchange (scaffold/comm.h) fills: StarPU-MPI then moves one layer per boundary and
  * direction. */
 typedef struct sf_tensor_dist {
-  const int *owner; /* world rank of slab k, k = 0..nslabs-1; the owned slabs must be contiguous */
+  const int *owner; /* world rank of block k, k = 0..nslabs-1 */
   int me;           /* this rank */
   int scope, obj;   /* tag scope (the replica) and object (unique per tensor in the replica) */
-  int halo;
+  int halo; /* axis mask, see above */
 } sf_tensor_dist;
 
 /* Slab boundaries for a level of edge D = coarse_edge * scale: d0[k] = floor(k*coarse_edge/n) * scale,
@@ -59,20 +78,35 @@ void sf_tensor_init(sf_tensor *t, const char *name, int D, int H, int W, int C, 
 /* The same, distributed over ranks (see sf_tensor_dist). */
 void sf_tensor_init_dist(sf_tensor *t, const char *name, int D, int H, int W, int C, size_t elemsize, int nslabs,
                          const int *d0, const sf_tensor_dist *dist);
+/* The same with a block grid (dist may be NULL: one process). */
+void sf_tensor_init_grid(sf_tensor *t, const char *name, int D, int H, int W, int C, size_t elemsize,
+                         const sf_tensor_grid *grid, const sf_tensor_dist *dist);
 /* Unregisters every slab (waiting for its tasks; the data ends up in t->data) and frees the memory. */
 void sf_tensor_destroy(sf_tensor *t);
 /* dst becomes another name for src: the same handles and memory, so StarPU orders every access to
  * either through the same data dependencies (reuse of a buffer whose contents are dead). Destroying
  * the alias does nothing; src must outlive it. src must have the same shape. */
 void sf_tensor_alias(sf_tensor *dst, const sf_tensor *src);
-/* Voxels (D*H*W positions) of slab k, and of the whole tensor. */
+/* Voxels (D*H*W positions) of block k, and of the whole tensor. */
 size_t sf_tensor_slab_voxels(const sf_tensor *t, int k);
 size_t sf_tensor_voxels(const sf_tensor *t);
-/* Slab k-1 / k+1, or NULL at the volume's faces (the halo convention of the conv codelets); at a
- * boundary between shards, the halo-plane handle instead. */
+/* Block k's first voxel (lo[axis]) and extents (n[axis]), axes SF_AXIS_D, _H, _W. */
+void sf_tensor_block_box(const sf_tensor *t, int k, int lo[3], int n[3]);
+/* Whether this rank holds block k's memory (always in a single process). */
+int sf_tensor_owns(const sf_tensor *t, int k);
+/* The block next to k along axis on side (SF_SIDE_LO: below), NULL at the volume's faces; at a
+ * boundary between owners, the halo piece instead (the halo convention of the conv and pad
+ * codelets: a neighbour is passed whole, or as the one layer of it that matters). */
+sf_handle sf_tensor_nb(const sf_tensor *t, int k, int axis, int side);
+/* The index of that neighbouring block, or -1 at the volume's faces. */
+int sf_tensor_neighbour(const sf_tensor *t, int k, int axis, int side);
+/* The depth neighbours: sf_tensor_nb(t, k, SF_AXIS_D, SF_SIDE_LO / SF_SIDE_HI). */
 sf_handle sf_tensor_lo(const sf_tensor *t, int k);
 sf_handle sf_tensor_hi(const sf_tensor *t, int k);
-/* Acquire every (owned) slab in main memory (write != 0: read-write), so t->data may be read (or written)
+/* Copies between the block layout of t->data (acquired) and a plain NDHWC box of the volume:
+ * planes [lo[0], lo[0]+n[0]), rows [lo[1], ...), columns [lo[2], ...), made of whole owned blocks. */
+void sf_tensor_gather_box(const sf_tensor *t, const int lo[3], const int n[3], void *box);
+/* Acquire every (owned) block in main memory (write != 0: read-write), so t->data may be read (or written)
  * by the host; release hands them back to the task graph. */
 void sf_tensor_acquire(sf_tensor *t, int write);
 void sf_tensor_release(sf_tensor *t);

@@ -335,7 +335,13 @@ int sf_cmd_benchmark(int argc, char **argv)
   }
   if (o.restart && !o.run_dir) sf_die(SF_EXIT_USAGE, "--restart needs --run-dir DIR (the run directory to resume)");
   sf_dist_check_config(&c);           /* every rank must run the same configuration */
-  sf_dist_configure(c.spatial_ranks); /* ranks = replicas x spatial_ranks */
+  /* ranks = replicas x ranks per volume (spatial_ranks, or the product of dc_num_shards) */
+  const char *grid_key = c.spatial_ranks > 1 ? "spatial_ranks" : "dc_num_shards";
+  if (!sf_dist_active() && sf_config_spatial(&c) > 1)
+    sf_config_refuse(&c, grid_key, "%ld ranks per volume, but this is a single process; run it under `mpirun -np N` "
+                     "with N a multiple of %ld (N = replicas x ranks per volume)", sf_config_spatial(&c),
+                     sf_config_spatial(&c));
+  sf_dist_configure(sf_config_spatial(&c), grid_key);
   if (sf_dist_active() && o.bench.datagen_only)
     sf_die(SF_EXIT_USAGE, "--datagen-only measures one process: run it without mpirun");
   sf_benchmark_check_config(&c, !o.bench.datagen_only); /* what this build cannot run: refused before any work */

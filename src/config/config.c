@@ -424,6 +424,21 @@ void sf_config_finalize(sf_config *c)
 }
 
 /* ---- formatting, printing, introspection ------------------------------------------------------ */
+void sf_config_shard_grid(const sf_config *c, int grid[3])
+{
+  grid[0] = grid[1] = grid[2] = 1;
+  for (int i = 0; i < 3; i++)
+    if (c->dc_shard_dims[i] >= 2 && c->dc_shard_dims[i] <= 4) grid[c->dc_shard_dims[i] - 2] *= (int)c->dc_num_shards[i];
+  grid[0] *= (int)(c->spatial_ranks > 1 ? c->spatial_ranks : 1);
+}
+
+long sf_config_spatial(const sf_config *c)
+{
+  int g[3];
+  sf_config_shard_grid(c, g);
+  return (long)g[0] * g[1] * g[2];
+}
+
 void sf_format_double(double x, char *buf, size_t n)
 {
   char tmp[64];

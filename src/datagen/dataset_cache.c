@@ -177,12 +177,6 @@ int sf_dataset_check_config(const sf_config *c, const char **key, char *err, siz
              SF_DATASET_MAX_PROBLEM_SCALE, SF_DATASET_MAX_PROBLEM_SCALE);
     return -1;
   }
-  if (c->dc_num_shards[0] != 1 || c->dc_num_shards[1] != 1 || c->dc_num_shards[2] != 1) {
-    *key = "dc_num_shards";
-    snprintf(err, errlen, "only the unsharded dataset layout is implemented (spatial decomposition is `spatial_ranks` "
-             "here); expected [1, 1, 1]");
-    return -1;
-  }
   int n_train, n_val;
   char why[1024];
   if (sf_volume_plan_sizes(c->seed, c->n_categories, c->n_instances_used_per_fractal, c->n_fracts_per_vol,

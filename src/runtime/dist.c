@@ -175,21 +175,21 @@ void sf_dist_check_config(const sf_config *c)
   }
 }
 
-void sf_dist_configure(long spatial_ranks)
+void sf_dist_configure(long spatial_ranks, const char *key)
 {
   if (spatial_ranks < 1) spatial_ranks = 1;
   if (!g_active) {
     if (spatial_ranks > 1)
       sf_die(SF_EXIT_USAGE,
-             "config key 'spatial_ranks': %ld ranks per volume, but this is a single process; run it under "
-             "`mpirun -np N` with N a multiple of %ld (N = replicas x spatial_ranks)",
-             spatial_ranks, spatial_ranks);
+             "config key '%s': %ld ranks per volume, but this is a single process; run it under "
+             "`mpirun -np N` with N a multiple of %ld (N = replicas x ranks per volume)",
+             key, spatial_ranks, spatial_ranks);
     return;
   }
   if (g_size % spatial_ranks != 0) {
     if (g_rank == 0)
-      fprintf(stderr, "scaffold: error: config key 'spatial_ranks': %ld does not divide the %d ranks; expected a "
-              "divisor of the world size (ranks = replicas x spatial_ranks)\n", spatial_ranks, g_size);
+      fprintf(stderr, "scaffold: error: config key '%s': %ld ranks per volume do not divide the %d ranks; expected a "
+              "divisor of the world size (ranks = replicas x ranks per volume)\n", key, spatial_ranks, g_size);
     fflush(stderr);
     g_finalized = 1;
     MPI_Finalize();
@@ -416,10 +416,10 @@ void sf_dist_init(void)
            "found when it was configured): rebuild with libstarpu-dev's starpumpi and Open MPI, or run one process", n);
 }
 void sf_dist_check_config(const sf_config *c) { (void)c; }
-void sf_dist_configure(long spatial_ranks)
+void sf_dist_configure(long spatial_ranks, const char *key)
 {
   if (spatial_ranks > 1)
-    sf_die(SF_EXIT_USAGE, "config key 'spatial_ranks': %ld ranks per volume need a build with MPI and mpirun",
+    sf_die(SF_EXIT_USAGE, "config key '%s': %ld ranks per volume need a build with MPI and mpirun", key,
            spatial_ranks);
 }
 int sf_dist_starpu_init(void *conf) { return starpu_init((struct starpu_conf *)conf); }

@@ -41,15 +41,20 @@ static int param(const sf_graph *g, const char *fmt, int k, const char *suffix)
   return i;
 }
 
-/* A tensor of edge e at level `level`; spatial runs: slabs on their owners, with halo planes. */
+/* A tensor of edge e at level `level` split into the graph's blocks; spatial runs: blocks on their
+ * owners, with halo pieces where a conv reads them (depth planes; with H/W blocks, the columns that
+ * start the padding of graph_blocks.c). */
 static void tens(sf_graph *g, sf_tensor *t, const char *name, int level, int C, size_t es, int halo)
 {
   int e = g->u->edge[level];
+  sf_tensor_grid grid = {.nd = g->nd, .nh = g->nh, .nw = g->nw, .d0 = g->d0[level], .h0 = g->h0[level],
+                         .w0 = g->w0[level]};
   if (g->spatial > 1) {
-    sf_tensor_dist d = {.owner = g->owner, .me = g->me, .scope = sf_dist_replica(), .obj = g->ntensor++, .halo = halo};
-    sf_tensor_init_dist(t, name, e, e, e, C, es, g->S, g->d0[level], &d);
+    int mask = !halo ? 0 : sf_graph_blocked(g) ? 1 << SF_AXIS_W : 1 << SF_AXIS_D;
+    sf_tensor_dist d = {.owner = g->owner, .me = g->me, .scope = sf_dist_replica(), .obj = g->ntensor++, .halo = mask};
+    sf_tensor_init_grid(t, name, e, e, e, C, es, &grid, &d);
   } else {
-    sf_tensor_init(t, name, e, e, e, C, es, g->S, g->d0[level]);
+    sf_tensor_init_grid(t, name, e, e, e, C, es, &grid, NULL);
   }
   g->bytes += t->data_bytes + t->plane_bytes;
 }
@@ -277,12 +282,8 @@ static void params_init(sf_graph *g, float *params)
   choose_partial_grads(g);
   gn_sample_init(g);
   if (g->part_total) {
-    int k0 = S, nown = 0; /* the owned slabs (all in a single process) */
-    for (int k = 0; k < S; k++)
-      if (g->owner[k] == g->me) {
-        if (k < k0) k0 = k;
-        nown++;
-      }
+    int nown = 0, own[SF_MAX_SLABS]; /* own[k]: index of owned block k among the owned ones */
+    for (int k = 0; k < S; k++) own[k] = g->owner[k] == g->me ? nown++ : -1;
     g->gpart_slabs = nown;
     size_t pb = g->part_total * sizeof(float);
     g->gpart = sf_data_alloc((size_t)nown * pb, "per-slab gradient partials");
@@ -294,7 +295,7 @@ static void params_init(sf_graph *g, float *params)
           const sf_param_desc *d = &u->params[p];
           sf_handle h;
           if (g->owner[k] == g->me)
-            h = sf_vector_register(g->gpart + (size_t)(k - k0) * g->part_total + g->part_off[p], d->numel,
+            h = sf_vector_register(g->gpart + (size_t)own[k] * g->part_total + g->part_off[p], d->numel,
                                    sizeof(float), "grad.part");
           else
             h = sf_vector_register_remote(d->numel, sizeof(float), "grad.part");
@@ -427,16 +428,50 @@ int sf_graph_check_config(const sf_unet *u, const sf_config *c, int spatial, con
              "planes; at most %d slabs)", c->slabs, cap, coarse, SF_MAX_SLABS);
     return -1;
   }
-  if (spatial > cap) {
-    *key = "spatial_ranks";
-    snprintf(err, errlen, "%d ranks per volume, but the volume splits into at most %d depth slabs (the bottleneck "
-             "edge is %d planes); expected 1..%d", spatial, cap, coarse, cap);
+  int grid[3];
+  sf_config_shard_grid(c, grid);
+  const int from_dc = c->dc_num_shards[0] * c->dc_num_shards[1] * c->dc_num_shards[2] > 1;
+  if (from_dc && c->spatial_ranks > 1) {
+    *key = "dc_num_shards";
+    snprintf(err, errlen, "[%ld, %ld, %ld] together with spatial_ranks %ld; spatial_ranks is the depth-only shorthand "
+             "of dc_num_shards: expected one of them (spatial_ranks 1, or dc_num_shards [1, 1, 1])",
+             c->dc_num_shards[0], c->dc_num_shards[1], c->dc_num_shards[2], c->spatial_ranks);
     return -1;
   }
-  if (c->slabs != 0 && c->slabs < spatial) {
+  const char *gkey = from_dc ? "dc_num_shards" : "spatial_ranks";
+  static const char *const axis_name[3] = {"depth", "rows", "columns"};
+  for (int a = 0; a < 3; a++) {
+    int most = a == 0 ? cap : (coarse < SF_MAX_HW ? coarse : SF_MAX_HW);
+    if (grid[a] > most) {
+      *key = gkey;
+      snprintf(err, errlen, "%d shards along the %s, but the %s split into at most %d blocks (the bottleneck edge is %d "
+               "voxels, and a block needs at least one there for its halo); expected 1..%d per dimension",
+               grid[a], axis_name[a], axis_name[a], most, coarse, most);
+      return -1;
+    }
+  }
+  if ((long)grid[0] * grid[1] * grid[2] != spatial) {
+    *key = gkey;
+    snprintf(err, errlen, "a grid of %d x %d x %d shards, but the distribution layout has %d ranks per volume", grid[0],
+             grid[1], grid[2], spatial);
+    return -1;
+  }
+  if (grid[0] * grid[1] * grid[2] > SF_MAX_SLABS) {
+    *key = gkey;
+    snprintf(err, errlen, "%d x %d x %d = %d blocks; the task graph takes at most %d", grid[0], grid[1], grid[2],
+             grid[0] * grid[1] * grid[2], SF_MAX_SLABS);
+    return -1;
+  }
+  if (c->slabs != 0 && c->slabs < grid[0]) {
     *key = "slabs";
-    snprintf(err, errlen, "%ld depth slabs for spatial_ranks %d; expected at least one slab per rank (>= %d) or 0 "
-             "(automatic)", c->slabs, spatial, spatial);
+    snprintf(err, errlen, "%ld depth slabs for %d shards along the depth; expected at least one slab per shard (>= %d) or 0 "
+             "(automatic)", c->slabs, grid[0], grid[0]);
+    return -1;
+  }
+  if (c->slabs * grid[1] * grid[2] > SF_MAX_SLABS) {
+    *key = "slabs";
+    snprintf(err, errlen, "%ld depth slabs x %d x %d H/W blocks exceed the task graph's %d blocks; expected at most %d",
+             c->slabs, grid[1], grid[2], SF_MAX_SLABS, SF_MAX_SLABS / (grid[1] * grid[2]));
     return -1;
   }
   return 0;
@@ -458,23 +493,32 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
   }
   const int L = u->levels, coarse = u->edge[L];
   const int cap = coarse < SF_MAX_SLABS ? coarse : SF_MAX_SLABS;
-  int S = (int)c->slabs;
-  if (c->spatial_ranks != T) {
-    snprintf(msg, sizeof msg,
-             "config key 'spatial_ranks' is %ld but the distribution layout has %d shards per replica (call "
-             "sf_dist_configure first)", c->spatial_ranks, T);
-    fail(err, errlen, msg);
-    return NULL;
-  }
-  if (S == 0) {
+  int grid[3]; /* shards along depth, rows, columns; one H/W block per shard along rows and columns */
+  sf_config_shard_grid(c, grid);
+  const char *hw = getenv("SF_HW_BLOCKS"); /* tests: H/W blocks in one process, "RxC" */
+  if (hw && *hw && T == 1 && (sscanf(hw, "%dx%d", &grid[1], &grid[2]) != 2 || grid[1] < 1 || grid[2] < 1 ||
+                              grid[1] > coarse || grid[2] > coarse || grid[1] > SF_MAX_HW || grid[2] > SF_MAX_HW))
+    sf_die(SF_EXIT_USAGE, "SF_HW_BLOCKS='%s': expected ROWSxCOLUMNS, each 1..%d (the bottleneck edge)", hw,
+           coarse < SF_MAX_HW ? coarse : SF_MAX_HW);
+  const int TD = grid[0], NH = grid[1], NW = grid[2], blocked = NH * NW > 1;
+  int S = (int)c->slabs; /* depth slabs */
+  if (S == 0 && blocked) {
+    S = TD; /* the H/W blocks already give the workers several tasks per op */
+  } else if (S == 0) {
     S = sf_graph_auto_slabs(coarse, sf_runtime_nworkers(), c->more_determinism != 0);
     int agreed[1] = {S}; /* ranks may have different worker counts; the slab plan must be one */
     sf_dist_allreduce_max(agreed, 1);
     S = agreed[0];
-    if (T > 1) { /* a multiple of the shard count, so shards own equal slab counts */
-      S = (S + T - 1) / T * T;
-      if (S > cap) S = cap / T * T;
+    if (TD > 1) { /* a multiple of the depth shard count, so shards own equal slab counts */
+      S = (S + TD - 1) / TD * TD;
+      if (S > cap) S = cap / TD * TD;
     }
+  }
+  if (S * NH * NW > SF_MAX_SLABS) {
+    snprintf(msg, sizeof msg, "%d depth slabs x %d x %d H/W blocks exceed the task graph's %d blocks", S, NH, NW,
+             SF_MAX_SLABS);
+    fail(err, errlen, msg);
+    return NULL;
   }
 
   sf_graph *g = sf_calloc(1, sizeof *g, "task graph");
@@ -488,17 +532,28 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
   g->me = sf_dist_rank();
   g->shard = sf_dist_shard();
   g->root = sf_dist_group_rank(0);
-  for (int k = 0; k < S; k++) g->owner[k] = T > 1 ? sf_dist_group_rank((int)((long)k * T / S)) : g->me;
+  g->nd = S;
+  g->nh = NH;
+  g->nw = NW;
+  g->S = S * NH * NW; /* blocks */
+  for (int k = 0; k < g->S; k++) { /* shard (depth shard, row, column) owns block (kd, kh, kw) */
+    int kw = k % NW, kh = (k / NW) % NH, kd = k / (NW * NH);
+    int q = ((int)((long)kd * TD / S) * NH + kh) * NW + kw;
+    g->owner[k] = T > 1 ? sf_dist_group_rank(q) : g->me;
+  }
   g->u = u;
   g->L = L;
-  g->S = S;
   g->K = u->n_classes;
   g->G = u->groups;
   g->cin0 = u->in_channels;
   g->deterministic = c->more_determinism != 0;
   g->checkpointing = c->activation_checkpointing != 0;
   g->bmax = c->local_batch_size > 1 ? (int)c->local_batch_size : 1;
-  for (int i = 0; i <= L; i++) sf_slab_bounds(g->d0[i], S, coarse, 1 << (L - i));
+  for (int i = 0; i <= L; i++) {
+    sf_slab_bounds(g->d0[i], S, coarse, 1 << (L - i));
+    sf_slab_bounds(g->h0[i], NH, coarse, 1 << (L - i));
+    sf_slab_bounds(g->w0[i], NW, coarse, 1 << (L - i));
+  }
 
   const int *ch = u->channels;
   const int G0 = u->edge[0];
@@ -564,6 +619,7 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
   }
   loss_init(g);
   params_init(g, params);
+  sf_graph_scratch_init(g);
   return g;
 }
 
@@ -595,6 +651,7 @@ void sf_graph_destroy(sf_graph *g)
     sf_tensor_destroy(&g->g_skip[i]);
     sf_tensor_destroy(&g->g_up[i]);
   }
+  sf_graph_scratch_free(g);
   loss_free(g);
   params_free(g);
   free(g);

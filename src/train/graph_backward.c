@@ -52,18 +52,25 @@ static void conv3_backward_data(sf_graph *g, sf_tensor *dx, sf_tensor *dy, sf_te
                                    x->H, x->W, cin, cout);
 }
 
-static void conv3_backward_weights(sf_graph *g, sf_tensor *dy, sf_tensor *x, int w, int cin, int cout, int k)
+/* Block k's contribution to dW of conv w from x (with its depth halos lo, hi) and dy, of H x W voxels
+ * per plane (sf_conv3_dw_fn; o: the options, LOW with the block's flops share). */
+static void conv3_weights_task(sf_graph *g, sf_handle lo, sf_handle x, sf_handle hi, sf_handle dy, int H, int W, int w,
+                               int cin, int cout, int k, const sf_topt *o)
 {
   int t = g->split_taps[w];
   if (t) { /* two tap blocks of the gradient, taps [0,t) and [t,27), each its own COMMUTE accumulation */
     for (int b = 0; b < 2; b++)
-      insert_task_conv3d_backward_weights_taps(LOW, SF_ACC_COMMUTE, g->split_grad[2 * w + b], b ? t : 0, b ? 27 : t,
-                                               sf_tensor_lo(x, k), x->slab[k], sf_tensor_hi(x, k), dy->slab[k], x->H,
-                                               x->W, cin, cout);
+      insert_task_conv3d_backward_weights_taps(o, SF_ACC_COMMUTE, g->split_grad[2 * w + b], b ? t : 0, b ? 27 : t, lo, x,
+                                               hi, dy, H, W, cin, cout);
     return;
   }
-  insert_task_conv3d_backward_weights(LOW, grad_acc(g, w), grad_dst(g, w, k), sf_tensor_lo(x, k), x->slab[k],
-                                      sf_tensor_hi(x, k), dy->slab[k], x->H, x->W, cin, cout);
+  insert_task_conv3d_backward_weights(o, grad_acc(g, w), grad_dst(g, w, k), lo, x, hi, dy, H, W, cin, cout);
+}
+
+static void conv3_backward_weights(sf_graph *g, sf_tensor *dy, sf_tensor *x, int w, int cin, int cout, int k)
+{
+  conv3_weights_task(g, sf_tensor_lo(x, k), x->slab[k], sf_tensor_hi(x, k), dy->slab[k], x->H, x->W, w, cin, cout, k,
+                     LOW);
 }
 
 /* dx (may be NULL: no input gradient) and dW of y = conv3(x), from dy. When dx is x itself (the
@@ -71,6 +78,10 @@ static void conv3_backward_weights(sf_graph *g, sf_tensor *dy, sf_tensor *x, int
  * makes each dX wait for the dW tasks reading that slab (as data or as a neighbour's halo). */
 static void conv3_backward(sf_graph *g, sf_tensor *dx, sf_tensor *dy, sf_tensor *x, int w, int cin, int cout)
 {
+  if (sf_graph_blocked(g)) {
+    sf_graph_conv3_backward_blocked(g, dx, dy, x, w, cin, cout, conv3_weights_task);
+    return;
+  }
   if (dx) sf_halo_exchange(dy); /* x's planes are still those of the forward pass */
   if (dx && dx->slab[0] == x->slab[0]) {
     for (int k = 0; k < g->S; k++) conv3_backward_weights(g, dy, x, w, cin, cout, k);
@@ -130,7 +141,7 @@ static void ckpt_double_conv_backward(sf_graph *g, dconv_block *b, sf_tensor *x,
   }
   gn_relu_backward(g, Y, X, B, A, &b->gn_b);
   sf_graph_recompute_a(g, b, x, A, B);
-  sf_halo_exchange(B);
+  if (!sf_graph_blocked(g)) sf_halo_exchange(B); /* H/W blocks: the conv's backward pads B itself */
   conv3_backward(g, X, Y, B, b->w_b, b->cout, b->cout);
   gn_relu_backward(g, Y, X, B, A, &b->gn_a);
   conv3_backward(g, dx, Y, x, b->w_a, b->cin, b->cout);

@@ -14,6 +14,10 @@
 /* y = conv3x3x3(x) per slab, with slabs k-1 and k+1 as halos. */
 static void conv3(sf_graph *g, sf_tensor *y, sf_tensor *x, int w, int cin, int cout)
 {
+  if (sf_graph_blocked(g)) { /* H/W blocks: on padded copies (graph_blocks.c) */
+    sf_graph_conv3_forward_blocked(g, y, x, w, cin, cout);
+    return;
+  }
   sf_halo_exchange(x); /* spatial runs: x's boundary planes to the neighbouring shards */
   for (int k = 0; k < g->S; k++)
     insert_task_conv3d_forward(CRIT, y->slab[k], sf_tensor_lo(x, k), x->slab[k], sf_tensor_hi(x, k), PARAM(w), x->H,

@@ -31,6 +31,17 @@ typedef struct {
   sf_tensor pre_a, act_a, pre_b, out; /* conv a output, GN a output, conv b output, block output */
 } dconv_block;
 
+/* Scratch tensors of the H/W block decomposition (graph_blocks.c): for a conv at a level, its input
+ * padded with the neighbours' columns (PADW) and then rows (PAD), the same for the output gradient
+ * (Y side), the output gradient in a zero border for dW (ZERO), and the conv's padded output (OUT).
+ * One of each kind per level and channel count, reused by every conv there. */
+enum { SF_SCR_PADW_X, SF_SCR_PAD_X, SF_SCR_PADW_Y, SF_SCR_PAD_Y, SF_SCR_ZERO, SF_SCR_OUT, SF_SCR_KINDS };
+#define SF_MAX_SCRATCH 96
+typedef struct {
+  int level, C, kind;
+  sf_tensor t;
+} blk_scratch;
+
 struct sf_graph {
   const sf_unet *u;
   int L, S, K, G, cin0;         /* levels, slabs, classes, GN groups, input channels */
@@ -42,6 +53,12 @@ struct sf_graph {
                                  * holds (graph_backward.c); only the concat, max-pool outputs and block
                                  * outputs stay from the forward */
   int d0[SF_MAX_LEVELS + 1][SF_MAX_SLABS + 1]; /* slab boundaries per level */
+  /* ---- H/W blocks (dc_num_shards along H and W; docs/architecture.md §5): nd depth slabs x nh x nw
+   * blocks, S = nd * nh * nw, block k = (kd * nh + kh) * nw + kw; nh = nw = 1: depth slabs only ---- */
+  int nd, nh, nw;
+  int h0[SF_MAX_LEVELS + 1][SF_MAX_HW + 1], w0[SF_MAX_LEVELS + 1][SF_MAX_HW + 1];
+  blk_scratch scratch[SF_MAX_SCRATCH];
+  int nscratch;
 
   /* ---- activations ---- */
   sf_tensor in, lab, logits;
@@ -134,6 +151,19 @@ void sf_graph_recompute_b(sf_graph *g, dconv_block *b, sf_tensor *act_a, sf_tens
 void sf_graph_submit_loss(sf_graph *g, int b);
 void sf_graph_submit_backward(sf_graph *g, int b, int B);
 void sf_graph_submit_optimizer(sf_graph *g, double lr, long step);
+
+/* graph_blocks.c: with H/W blocks (g->nh * g->nw > 1), a 3x3x3 conv runs on padded copies of its
+ * blocks. y = conv(x); dx (or NULL) and dW of y = conv(x) from dy (the weight gradient through
+ * conv3_weights_task, graph_backward.c's accumulation rule). Every halo it needs is exchanged here. */
+static inline int sf_graph_blocked(const sf_graph *g) { return g->nh * g->nw > 1; }
+void sf_graph_scratch_init(sf_graph *g);
+void sf_graph_scratch_free(sf_graph *g);
+int sf_graph_level_of(const sf_graph *g, const sf_tensor *t);
+void sf_graph_conv3_forward_blocked(sf_graph *g, sf_tensor *y, sf_tensor *x, int w, int cin, int cout);
+typedef void (*sf_conv3_dw_fn)(sf_graph *g, sf_handle lo, sf_handle x, sf_handle hi, sf_handle dy, int H, int W,
+                               int w, int cin, int cout, int k, const sf_topt *o);
+void sf_graph_conv3_backward_blocked(sf_graph *g, sf_tensor *dx, sf_tensor *dy, sf_tensor *x, int w, int cin, int cout,
+                                     sf_conv3_dw_fn dw);
 
 /* The gradient handle of parameter p on shard q (spatial runs), or this rank's. */
 static inline sf_handle sf_graph_grad_of(const sf_graph *g, int q, int p)

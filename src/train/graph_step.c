@@ -17,30 +17,51 @@
 #include "scaffold/ops.h"
 #include "scaffold/runtime.h"
 
-void sf_graph_sample_planes(const sf_graph *g, int *lo, int *hi)
+void sf_graph_sample_box(const sf_graph *g, int lo[3], int n[3])
 {
-  *lo = g->in.d0[g->in.k_lo];
-  *hi = g->in.d0[g->in.k_hi];
+  int hi[3] = {0, 0, 0};
+  lo[0] = lo[1] = lo[2] = 1 << 30;
+  for (int k = 0; k < g->S; k++) {
+    if (!sf_tensor_owns(&g->in, k)) continue;
+    int bl[3], bn[3];
+    sf_tensor_block_box(&g->in, k, bl, bn);
+    for (int a = 0; a < 3; a++) {
+      if (bl[a] < lo[a]) lo[a] = bl[a];
+      if (bl[a] + bn[a] > hi[a]) hi[a] = bl[a] + bn[a];
+    }
+  }
+  for (int a = 0; a < 3; a++) n[a] = hi[a] - lo[a];
 }
 
-/* Where slab k of t (level 0) starts in a sample buffer that holds this rank's planes (voxel_bytes
- * per voxel), or NULL for a slab another rank owns (its load task runs there, on its buffer). */
-static const void *slab_src(const sf_tensor *t, const void *base, int k, size_t voxel_bytes)
-{
-  if (k < t->k_lo || k >= t->k_hi) return NULL;
-  size_t v0 = (size_t)(t->d0[k] - t->d0[t->k_lo]) * t->H * t->W;
-  return (const char *)base + v0 * voxel_bytes;
-}
-
-/* Copy one sample's image and labels (this rank's planes) into the input and label handles, slab by slab. */
-static void submit_sample(sf_graph *g, const float *x, const uint16_t *labels)
+/* Load block k of t (level 0) from a host sample buffer holding this rank's box (voxel_bytes per
+ * voxel): one copy when the block spans the box's rows and columns, row by row otherwise. Blocks
+ * another rank owns get their load task there, on its buffer (src NULL here). */
+static void load_block(const sf_graph *g, const sf_tensor *t, int k, const void *base, size_t voxel_bytes)
 {
   const sf_topt *o = &g->opt_load;
+  if (!sf_tensor_owns(t, k)) {
+    if (sf_graph_blocked(g)) insert_task_sample_load_box(o, t->slab[k], NULL, sf_block_nx(t->slab[k]) * t->elemsize, 0, 0);
+    else insert_task_sample_load(o, t->slab[k], NULL, sf_tensor_slab_voxels(t, k) * voxel_bytes);
+    return;
+  }
+  int lo[3], n[3], bl[3], bn[3];
+  sf_graph_sample_box(g, lo, n);
+  sf_tensor_block_box(t, k, bl, bn);
+  size_t at = (((size_t)(bl[0] - lo[0]) * n[1] + (bl[1] - lo[1])) * n[2] + (bl[2] - lo[2])) * voxel_bytes;
+  const char *src = (const char *)base + at;
+  if (bn[1] == n[1] && bn[2] == n[2])
+    insert_task_sample_load(o, t->slab[k], src, sf_tensor_slab_voxels(t, k) * voxel_bytes);
+  else
+    insert_task_sample_load_box(o, t->slab[k], src, (size_t)bn[2] * voxel_bytes, (size_t)n[2] * voxel_bytes,
+                                (size_t)n[1] * n[2] * voxel_bytes);
+}
+
+/* Copy one sample's image and labels (this rank's box) into the input and label handles, block by block. */
+static void submit_sample(sf_graph *g, const float *x, const uint16_t *labels)
+{
   for (int k = 0; k < g->S; k++) {
-    size_t nv = sf_tensor_slab_voxels(&g->in, k);
-    insert_task_sample_load(o, g->in.slab[k], slab_src(&g->in, x, k, g->cin0 * sizeof(float)),
-                            nv * g->cin0 * sizeof(float));
-    insert_task_sample_load(o, g->lab.slab[k], slab_src(&g->lab, labels, k, sizeof(uint16_t)), nv * sizeof(uint16_t));
+    load_block(g, &g->in, k, x, g->cin0 * sizeof(float));
+    load_block(g, &g->lab, k, labels, sizeof(uint16_t));
   }
 }
 
@@ -53,12 +74,9 @@ static void submit_class_weights(sf_graph *g, const float *class_w)
  * g->wsum: per slab, the samples' labels pass through the label handles in order, adding up. */
 static void submit_weight_sum(sf_graph *g, int B, const uint16_t *const *labels)
 {
-  const sf_topt *o = &g->opt_load;
   for (int b = 0; b < B; b++)
     for (int k = 0; k < g->S; k++) {
-      size_t nv = sf_tensor_slab_voxels(&g->lab, k);
-      insert_task_sample_load(o, g->lab.slab[k], slab_src(&g->lab, labels[b], k, sizeof(uint16_t)),
-                              nv * sizeof(uint16_t));
+      load_block(g, &g->lab, k, labels[b], sizeof(uint16_t));
       insert_task_loss_weight_sum(&g->opt_crit, b ? SF_ACC_ADD : SF_ACC_PARTIAL, g->wsum_part[k],
                                   g->lab.slab[k], g->cw, g->K);
     }
@@ -179,13 +197,11 @@ int sf_graph_eval(sf_graph *g, const float *x, const uint16_t *labels, const flo
 void sf_graph_forward(sf_graph *g, const float *x, float *logits)
 {
   if (g->spatial > 1) SF_ABORT("sf_graph_forward: the logits of a spatially distributed graph are not gathered");
-  const sf_topt *o = &g->opt_load;
-  for (int k = 0; k < g->S; k++)
-    insert_task_sample_load(o, g->in.slab[k], slab_src(&g->in, x, k, g->cin0 * sizeof(float)),
-                            sf_tensor_slab_voxels(&g->in, k) * g->cin0 * sizeof(float));
+  for (int k = 0; k < g->S; k++) load_block(g, &g->in, k, x, g->cin0 * sizeof(float));
   sf_graph_submit_forward(g);
   sf_runtime_wait_all();
   sf_tensor_acquire(&g->logits, 0);
-  memcpy(logits, g->logits.data, sf_tensor_voxels(&g->logits) * g->K * sizeof(float));
+  const int lo[3] = {0, 0, 0}, n[3] = {g->logits.D, g->logits.H, g->logits.W};
+  sf_tensor_gather_box(&g->logits, lo, n, logits);
   sf_tensor_release(&g->logits);
 }

@@ -27,9 +27,9 @@ typedef struct {
   size_t N;                 /* parameters */
   int B;                    /* local batch size */
   int n_train, n_val, per;  /* per = training samples per replica per epoch */
-  float **x;                /* B samples (P,G,G,cin): this rank's planes [plane_lo, plane_hi) */
+  float **x;                /* B samples: this rank's box (box_n[0], box_n[1], box_n[2], cin) */
   uint16_t **lab;           /* B label volumes (P,G,G) of the same planes */
-  int plane_lo, plane_hi;   /* sf_graph_sample_planes: [0, G) unless spatially sharded */
+  int box_lo[3], box_n[3];  /* sf_graph_sample_box: the whole grid unless spatially sharded */
   uint64_t read_bytes;      /* bytes the sample loads read from the dataset files (headers included) */
   long read_loads;          /* sample loads (training, validation, warm-up) */
   int *order;

@@ -43,8 +43,8 @@ void sf_tctx_init(sf_tctx *t, const sf_train_setup *s)
   const char *chk = getenv("SF_CHECK_REPLICAS");
   t->check_replicas = chk && !strcmp(chk, "1");
   t->per = sf_sampler_per_replica(t->n_train, t->R);
-  sf_graph_sample_planes(s->graph, &t->plane_lo, &t->plane_hi); /* a spatial shard: its planes only */
-  size_t G = (size_t)s->data->grid, vox = (size_t)(t->plane_hi - t->plane_lo) * G * G;
+  sf_graph_sample_box(s->graph, t->box_lo, t->box_n); /* a spatial shard: its blocks only */
+  size_t vox = (size_t)t->box_n[0] * t->box_n[1] * t->box_n[2];
   t->x = sf_calloc((size_t)t->B, sizeof *t->x, "batch images");
   t->lab = sf_calloc((size_t)t->B, sizeof *t->lab, "batch labels");
   for (int b = 0; b < t->B; b++) {
@@ -80,7 +80,8 @@ void sf_tctx_free(sf_tctx *t)
 void sf_train_load_sample(sf_tctx *t, sf_split split, int i, int slot)
 {
   char err[1024];
-  sf_box box = sf_box_planes(t->s->data->grid, t->plane_lo, t->plane_hi);
+  const int *lo = t->box_lo, *n = t->box_n;
+  sf_box box = {lo[0], lo[0] + n[0], lo[1], lo[1] + n[1], lo[2], lo[2] + n[2]};
   if (sf_dataset_load_box(t->s->data, split, i, &box, t->x[slot], t->lab[slot], &t->read_bytes, err, sizeof err) != 0)
     sf_die(SF_EXIT_FAILURE, "loading %s sample %d: %s", split == SF_SPLIT_TRAIN ? "training" : "validation", i, err);
   t->read_loads++;
@@ -96,9 +97,14 @@ void sf_train_report_reads(const sf_tctx *t)
   char who[64] = "";
   if (sf_dist_active()) snprintf(who, sizeof who, "rank %d (shard %d of %d): ", sf_dist_rank(), sf_dist_shard(),
                                  sf_dist_spatial());
-  sf_info("data read: %s%llu bytes per sample (%ld sample loads, %llu bytes): planes [%d, %d) of %d of each volume "
-          "and mask, headers included; a whole sample is %llu bytes", who, per, t->read_loads,
-          (unsigned long long)t->read_bytes, t->plane_lo, t->plane_hi, G, whole);
+  const int *lo = t->box_lo, *n = t->box_n;
+  char box[128];
+  if (n[1] == G && n[2] == G) snprintf(box, sizeof box, "planes [%d, %d) of %d", lo[0], lo[0] + n[0], G);
+  else snprintf(box, sizeof box, "the box [%d, %d) x [%d, %d) x [%d, %d) of %d^3", lo[0], lo[0] + n[0], lo[1],
+                lo[1] + n[1], lo[2], lo[2] + n[2], G);
+  sf_info("data read: %s%llu bytes per sample (%ld sample loads, %llu bytes): %s of each volume and mask, headers "
+          "included; a whole sample is %llu bytes", who, per, t->read_loads, (unsigned long long)t->read_bytes, box,
+          whole);
 }
 
 void sf_train_batch_step(sf_tctx *t, const int *idx, int b, double lr, long adam_step, sf_step_out *o)

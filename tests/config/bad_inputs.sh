@@ -260,9 +260,9 @@ refuse optimizer_set "override --set optimizer=rmsprop" "key 'optimizer'" "expec
 refuse optimizer_flag "override --optimizer SGDX" "key 'optimizer'" '"SGDX"' -- -c "$tiny" --optimizer SGDX
 refuse export_graph_dir "override --set export_graph=/proc/sf-no/graph" "key 'export_graph'" \
   "expected a writable directory path" -- -c "$tiny" --set export_graph=/proc/sf-no/graph
-refuse dc_num_shards_file "dc_num_shards.yml:2" "key 'dc_num_shards'" "'[1, 1, 2]'" "expected [1, 1, 1]" \
+refuse dc_num_shards_file "dc_num_shards.yml:2" "key 'dc_num_shards'" "'[1, 1, 2]'" "2 ranks per volume, but this is a single process" \
   -- -c "$tiny" -c "$bad/dc_num_shards.yml"
-refuse dc_num_shards_flag "override --dc-num-shards 2 1 1" "expected [1, 1, 1]" -- -c "$tiny" --dc-num-shards 2 1 1
+refuse dc_num_shards_flag "override --dc-num-shards 2 1 1" "single process" "mpirun" -- -c "$tiny" --dc-num-shards 2 1 1
 refuse problem_scale_file "problem_scale_12.yml:3" "key 'problem_scale'" "'12'" "the memory plan needs" \
   "GiB limit" -- -c "$tiny" -c "$bad/problem_scale_12.yml"
 refuse batch_gt_val "override --set local_batch_size=5" "exceeds the 4 validation volumes" "expected at most 4" \

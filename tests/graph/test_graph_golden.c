@@ -81,6 +81,12 @@ int main(int argc, char **argv)
   }
   printf("%s: ps %d, base %d, K %d, %zu parameters, batch %d, %d slabs, 2 workers (eager)\n", argv[1],
          U.problem_scale, U.base_channels, K, P, B, sf_graph_nslabs(g));
+  const char *hw = getenv("SF_HW_BLOCKS"); /* H/W blocks in one process: slabs x rows x columns blocks */
+  int nh = 1, nw = 1;
+  if (hw && sscanf(hw, "%dx%d", &nh, &nw) == 2)
+    printf("H/W blocks %d x %d (SF_HW_BLOCKS): the convs run on padded blocks (src/train/graph_blocks.c)\n", nh, nw);
+  SF_CHECK(sf_graph_nslabs(g) == slabs * nh * nw, "the graph has %d blocks, expected %d slabs x %d x %d",
+           sf_graph_nslabs(g), slabs, nh, nw);
 
   double out[3], out_after[4];
   sf_graph_train_batch(g, B, xs, labs, cw, lr, 1, out);

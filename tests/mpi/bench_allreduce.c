@@ -110,7 +110,7 @@ int main(int argc, char **argv)
   g_work = argc > 4 ? atoi(argv[4]) : 20;
   sf_dist_init();
   if (!sf_dist_active()) sf_die(SF_EXIT_USAGE, "run under mpirun with at least 2 ranks");
-  sf_dist_configure(1);
+  sf_dist_configure(1, "spatial_ranks");
   struct starpu_conf conf;
   starpu_conf_init(&conf);
   if (sf_dist_starpu_init(&conf) != 0) sf_die(SF_EXIT_FAILURE, "StarPU-MPI did not start");

@@ -31,7 +31,7 @@ check_fails "config mismatch" $rc "$out" "rank 1: config key 'seed' is 43 here b
 [ ! -d "$T/r1" ] || die "config mismatch: a run directory was created before the check"
 
 out=$(benchn 2 "${SMALL[@]}" --set spatial_ranks=3 --set base_run_dir="$T/r2" 2>&1)
-check_fails "spatial_ranks 3 on 2 ranks" $? "$out" "config key 'spatial_ranks': 3 does not divide the 2 ranks"
+check_fails "spatial_ranks 3 on 2 ranks" $? "$out" "config key 'spatial_ranks': 3 ranks per volume do not divide the 2 ranks"
 
 out=$(benchn 2 "${SMALL[@]}" --set runtime=openmp --set base_run_dir="$T/r5" 2>&1)
 check_fails "runtime openmp on 2 ranks" $? "$out" "runtime openmp runs in one process; under mpirun (2 ranks)"

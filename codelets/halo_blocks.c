@@ -1,0 +1,145 @@
+/* StarPU glue for the H/W block decomposition (docs/architecture.md §5; kernels in
+ * codelets/cpu/halo_blocks.c): the layer copy that fills a halo piece (one row or column layer of a
+ * block, for the neighbouring rank), the column and row padding that builds a block with its
+ * neighbours' border, and the crop / embed between a block and its padded shape. Copies of a few
+ * layers: CPU only, as the depth halo's plane copy (codelets/halo_plane.c). */
+#include "codelet_common.h"
+#include "scaffold/ops.h"
+
+typedef struct {
+  int C;           /* channels */
+  int axis, last;  /* layer_copy */
+  int has_lo, has_hi; /* pad: which neighbours follow the [dst, src] buffers */
+} cl_blocks_args;
+
+static void extents(void *iface, int C, int n[3])
+{
+  n[0] = (int)STARPU_BLOCK_GET_NZ(iface);
+  n[1] = (int)STARPU_BLOCK_GET_NY(iface);
+  n[2] = (int)(STARPU_BLOCK_GET_NX(iface) / (uint32_t)C);
+}
+
+static size_t voxel_bytes(void *iface, int C) { return STARPU_BLOCK_GET_ELEMSIZE(iface) * (size_t)C; }
+
+/* buffers: [dst piece, src block] */
+static void layer_copy_cpu(void *buffers[], void *cl_arg)
+{
+  const cl_blocks_args *a = cl_arg;
+  int n[3], p[3];
+  extents(buffers[1], a->C, n);
+  extents(buffers[0], a->C, p);
+  for (int i = 0; i < 3; i++) SF_ASSERT(p[i] == (i == a->axis ? 1 : n[i]));
+  sf_layer_copy((void *)STARPU_BLOCK_GET_PTR(buffers[0]), (const void *)STARPU_BLOCK_GET_PTR(buffers[1]), n, a->axis,
+                a->last, voxel_bytes(buffers[1], a->C));
+}
+
+/* The neighbours after [dst, src]: pointer and extent along axis (a whole block or a halo piece). */
+static void pad_neighbours(void *buffers[], const cl_blocks_args *a, int axis, const void **lo, int *lo_n,
+                           const void **hi, int *hi_n)
+{
+  int i = 2, n[3];
+  *lo = *hi = NULL;
+  *lo_n = *hi_n = 0;
+  if (a->has_lo) {
+    extents(buffers[i], a->C, n);
+    *lo = (const void *)STARPU_BLOCK_GET_PTR(buffers[i++]);
+    *lo_n = n[axis];
+  }
+  if (a->has_hi) {
+    extents(buffers[i], a->C, n);
+    *hi = (const void *)STARPU_BLOCK_GET_PTR(buffers[i]);
+    *hi_n = n[axis];
+  }
+}
+
+/* buffers: [dst, src, lo?, hi?]; along the columns (axis 2): dst (nd, h, w+2) from src (nd, h, w);
+ * along the rows (axis 1): dst (nd, h+2, W) from src (nd, h, W) */
+static void pad_cpu(void *buffers[], const cl_blocks_args *a, int axis)
+{
+  int n[3], lo_n, hi_n;
+  const void *lo, *hi;
+  extents(buffers[1], a->C, n);
+  pad_neighbours(buffers, a, axis, &lo, &lo_n, &hi, &hi_n);
+  void *dst = (void *)STARPU_BLOCK_GET_PTR(buffers[0]);
+  const void *src = (const void *)STARPU_BLOCK_GET_PTR(buffers[1]);
+  size_t vb = voxel_bytes(buffers[1], a->C);
+  if (axis == 2) sf_pad_cols(dst, src, lo, lo_n, hi, hi_n, n[0], n[1], n[2], vb);
+  else sf_pad_rows(dst, src, lo, lo_n, hi, hi_n, n[0], n[1], n[2], vb);
+}
+
+static void pad_cols_cpu(void *buffers[], void *cl_arg) { pad_cpu(buffers, cl_arg, 2); }
+static void pad_rows_cpu(void *buffers[], void *cl_arg) { pad_cpu(buffers, cl_arg, 1); }
+
+/* buffers: [dst (nd, h, w), src (nd, h+2, w+2)] */
+static void crop_hw_cpu(void *buffers[], void *cl_arg)
+{
+  const cl_blocks_args *a = cl_arg;
+  int n[3];
+  extents(buffers[0], a->C, n);
+  sf_crop_hw((void *)STARPU_BLOCK_GET_PTR(buffers[0]), (const void *)STARPU_BLOCK_GET_PTR(buffers[1]), n[0], n[1], n[2],
+             voxel_bytes(buffers[0], a->C));
+}
+
+/* buffers: [dst (nd, h+2, w+2), src (nd, h, w)] */
+static void embed_hw_cpu(void *buffers[], void *cl_arg)
+{
+  const cl_blocks_args *a = cl_arg;
+  int n[3];
+  extents(buffers[1], a->C, n);
+  sf_embed_hw((void *)STARPU_BLOCK_GET_PTR(buffers[0]), (const void *)STARPU_BLOCK_GET_PTR(buffers[1]), n[0], n[1], n[2],
+              voxel_bytes(buffers[1], a->C));
+}
+
+SF_CODELET(layer_copy, v1, layer_copy_cpu, SF_NONE, SF_NONE);
+SF_CODELET(pad_cols, v1, pad_cols_cpu, SF_NONE, SF_NONE);
+SF_CODELET(pad_rows, v1, pad_rows_cpu, SF_NONE, SF_NONE);
+SF_CODELET(crop_hw, v1, crop_hw_cpu, SF_NONE, SF_NONE);
+SF_CODELET(embed_hw, v1, embed_hw_cpu, SF_NONE, SF_NONE);
+
+static void submit2(struct starpu_codelet *cl, const sf_topt *o, cl_blocks_args *a, sf_handle dst, sf_handle src)
+{
+  sf_buf b = {.n = 0};
+  sf_buf_add(&b, dst, STARPU_W);
+  sf_buf_add(&b, src, STARPU_R);
+  sf_submit(cl, o, a, sizeof *a, &b, 0.0);
+}
+
+void insert_task_layer_copy(const sf_topt *o, sf_handle piece, sf_handle src, int axis, int last, int C)
+{
+  cl_blocks_args a = {.C = C, .axis = axis, .last = last};
+  submit2(&cl_layer_copy, o, &a, piece, src);
+}
+
+static void pad(struct starpu_codelet *cl, const sf_topt *o, sf_handle dst, sf_handle src, sf_handle lo, sf_handle hi,
+                int C)
+{
+  cl_blocks_args a = {.C = C, .has_lo = lo != NULL, .has_hi = hi != NULL};
+  sf_buf b = {.n = 0};
+  sf_buf_add(&b, dst, STARPU_W);
+  sf_buf_add(&b, src, STARPU_R);
+  if (lo) sf_buf_add(&b, lo, STARPU_R);
+  if (hi) sf_buf_add(&b, hi, STARPU_R);
+  sf_submit(cl, o, &a, sizeof a, &b, 0.0);
+}
+
+void insert_task_pad_cols(const sf_topt *o, sf_handle dst, sf_handle src, sf_handle lo, sf_handle hi, int C)
+{
+  pad(&cl_pad_cols, o, dst, src, lo, hi, C);
+}
+
+void insert_task_pad_rows(const sf_topt *o, sf_handle dst, sf_handle src, sf_handle lo, sf_handle hi, int C)
+{
+  pad(&cl_pad_rows, o, dst, src, lo, hi, C);
+}
+
+void insert_task_crop_hw(const sf_topt *o, sf_handle dst, sf_handle src, int C)
+{
+  cl_blocks_args a = {.C = C};
+  submit2(&cl_crop_hw, o, &a, dst, src);
+}
+
+void insert_task_embed_hw(const sf_topt *o, sf_handle dst, sf_handle src, int C)
+{
+  cl_blocks_args a = {.C = C};
+  submit2(&cl_embed_hw, o, &a, dst, src);
+}
