@@ -25,8 +25,8 @@
 /* What the plan depends on besides the network: the rank layout and the workers. */
 typedef struct {
   int spatial;       /* depth shards sharing one volume (spatial_ranks) */
-  int shards_h, shards_w; /* H and W shards of the scale model (scaffold/scale_model.h; 0 or 1: none):
-                           * planning only, the task graph splits depth alone */
+  int shards_h, shards_w; /* H and W shards (dc_num_shards; scaffold/scale_model.h; 0 or 1: none); the
+                           * ranks per volume are spatial x shards_h x shards_w */
   int grid_depth;         /* 1: depth blocks by the scale model's rule (edge / min(spatial, edge) planes,
                            * any spatial) instead of the slabs (planning: equal when slabs = spatial) */
   int replicas;      /* data-parallel replicas (the world size / spatial) */

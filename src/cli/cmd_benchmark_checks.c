@@ -80,7 +80,12 @@ static void plan_layout(const sf_config *c, int spatial, sf_memplan_layout *l)
   if (ncpu < 0 && env && *env) ncpu = strtol(env, NULL, 10);
   if (ncpu < 0) ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   const char *gp = getenv("SF_GRAD_PART_MAX_FLOATS");
-  *l = (sf_memplan_layout){.spatial = spatial,
+  int grid[3]; /* depth shards, and the H/W blocks of dc_num_shards */
+  sf_config_shard_grid(c, grid);
+  const int hw = grid[1] * grid[2];
+  *l = (sf_memplan_layout){.spatial = spatial / hw,
+                           .shards_h = grid[1],
+                           .shards_w = grid[2],
                            .replicas = sf_dist_replicas(),
                            .cpu_workers = ncpu > 0 ? (int)ncpu : 1,
                            .workers = (int)(ncpu > 0 ? ncpu : 1) + (int)c->nopencl + (int)(c->ncuda > 0 ? c->ncuda : 0),
@@ -133,9 +138,11 @@ static void check_memory(const sf_config *c, const sf_unet *u)
   char text[1024];
   sf_memory_plan_format(&m, "  ", text, sizeof text);
   if (sf_dist_is_root())
-    sf_info("memory plan (per rank, %d CPU worker%s, %d replica%s x %d spatial rank%s):\n%s\n  limit %.2f GiB (%s)",
-            l.cpu_workers, l.cpu_workers == 1 ? "" : "s", l.replicas, l.replicas == 1 ? "" : "s", l.spatial,
-            l.spatial == 1 ? "" : "s", text, limit / (1 << 30), source);
+    sf_info("memory plan (per rank, %d CPU worker%s, %d replica%s x %d spatial rank%s%s):\n%s\n  limit %.2f GiB (%s)",
+            l.cpu_workers, l.cpu_workers == 1 ? "" : "s", l.replicas, l.replicas == 1 ? "" : "s",
+            l.spatial * l.shards_h * l.shards_w, l.spatial * l.shards_h * l.shards_w == 1 ? "" : "s",
+            l.shards_h * l.shards_w > 1 ? " in blocks along depth x rows x columns" : "", text, limit / (1 << 30),
+            source);
   if (limit <= 0 || m.total <= limit) return;
   char fix[1024] = "";
   const char *machine;

@@ -75,7 +75,9 @@ const sf_key sf_keys[] = {
   KEY_INT(dataloader_num_workers, EXT, 1, ge0, ">= 0", "--dataloader-num-workers",
           "Upstream DataLoader workers per rank; accepted, loading is a StarPU task here."),
   KEY_INT3(dc_num_shards, EXT, 1, 1, 1, each_ge1, "3 integers, each >= 1", "--dc-num-shards",
-           "Spatial shard count per sharded dim; the product is the ranks per sample."),
+           "Spatial shard count per sharded dim; the product is the ranks per sample (under mpirun: ranks = "
+           "replicas x product). Every activation splits into blocks along depth, rows and columns (at most the "
+           "bottleneck edge per dimension), each rank reads only its box of each sample (docs/scaling.md)."),
   KEY_INT3(dc_shard_dims, EXT, 2, 3, 4, dims_234, "3 distinct integers in {2, 3, 4}",
            "--dc-shard-dims", "Sharded tensor dims, NCDHW numbering: 2 = D, 3 = H, 4 = W."),
   KEY_INT(checkpoint_interval, EXT, -1, m1_or_ge1, "-1 or >= 1", NULL,
@@ -188,7 +190,7 @@ const sf_key sf_keys[] = {
   KEY_INT(spatial_ranks, OUR, 1, ge1, ">= 1, dividing the mpirun rank count", NULL,
           "Ranks sharing one volume under mpirun: its depth slabs are split over them (StarPU-MPI owners; halo "
           "planes, GroupNorm, loss and Dice sums exchanged, exact). Ranks = replicas x spatial_ranks; at most the "
-          "bottleneck edge. Our counterpart of dc_num_shards [n,1,1]."),
+          "bottleneck edge. The depth-only shorthand of dc_num_shards [n,1,1] (set one of the two)."),
   KEY_FLT(max_memory_gib, OUR, 0, ge0f, ">= 0", NULL,
           "`benchmark`: memory one rank may use, in GiB; 0 = the machine's available memory (MemAvailable of "
           "/proc/meminfo, else MemTotal, else sysconf physical pages). The run prints its memory plan before any work "

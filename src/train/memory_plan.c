@@ -19,6 +19,7 @@ static int plan_slabs(const sf_unet *u, const sf_config *c, const sf_memplan_lay
   const int coarse = u->edge[u->levels], cap = coarse < SF_MAX_SLABS ? coarse : SF_MAX_SLABS, T = l->spatial;
   int S = (int)c->slabs;
   if (S > 0) return S;
+  if (l->shards_h * l->shards_w > 1) return T; /* H/W blocks: one slab per depth shard */
   S = sf_graph_auto_slabs(coarse, l->workers, c->more_determinism != 0);
   if (T > 1) {
     S = (S + T - 1) / T * T;
@@ -93,6 +94,38 @@ static void plan_tensors(const sf_unet *u, int S, const sf_memplan_layout *l, in
   }
 }
 
+/* H/W blocks (graph_blocks.c scratch_for): per level and channel count, the column-padded and padded
+ * inputs, the padded output gradient and its zero-bordered copy, and the padded conv outputs, of this
+ * rank's block. */
+static double plan_pad_scratch(const sf_unet *u, const sf_memplan_layout *l, int S)
+{
+  if (l->shards_h * l->shards_w <= 1) return 0;
+  int seen[SF_MAX_LEVELS + 1][18][2], nseen[SF_MAX_LEVELS + 1] = {0}; /* (C, kind) met at a level */
+  double bytes = 0;
+  sf_grid grid = {{l->spatial, l->shards_h, l->shards_w}};
+  tens_acc a = {u, S, l->spatial, grid, l->grid_depth, NULL, NULL};
+  for (int b = 0; b < 2 * u->levels + 1; b++) {
+    int i = b <= u->levels ? b : b - u->levels - 1, dec = b > u->levels;
+    int cin = dec ? u->channels[i + 1] : i ? u->channels[i - 1] : u->in_channels, cout = u->channels[i];
+    int n[3], blk[3];
+    sf_grid_level_blocks(u, i, &grid, n, blk);
+    if (!a.grid_depth) blk[0] = (int)owned_planes(u, S, l->spatial, i);
+    const double padw = (double)blk[0] * blk[1] * (blk[2] + 2), pad = (double)blk[0] * (blk[1] + 2) * (blk[2] + 2);
+    /* (C, kind) pairs: inputs of cin and cout (PADW, PAD, OUT each), output gradient of cout (PADW,
+     * PAD, zero-bordered: kinds 3 and 4 stand for the Y side) */
+    const int want[9][2] = {{cin, 0}, {cin, 1}, {cin, 2}, {cout, 0}, {cout, 1}, {cout, 2}, {cout, 3}, {cout, 4}, {cout, 5}};
+    for (int j = 0; j < 9; j++) {
+      int C = want[j][0], kind = want[j][1], dup = 0;
+      for (int q = 0; q < nseen[i]; q++) dup |= seen[i][q][0] == C && seen[i][q][1] == kind;
+      if (dup) continue;
+      seen[i][nseen[i]][0] = C;
+      seen[i][nseen[i]++][1] = kind;
+      bytes += (kind == 0 || kind == 3 ? padw : pad) * C * 4.0;
+    }
+  }
+  return bytes;
+}
+
 /* GroupNorm, loss and Dice partial sums (graph.c gn_init, loss_init). */
 static double plan_partial_sums(const sf_unet *u, int S, int B)
 {
@@ -155,6 +188,7 @@ void sf_memory_plan(const sf_unet *u, const sf_config *c, const sf_memplan_layou
   const double N = (double)u->total_params * sizeof(float), e0 = u->edge[0];
   m->slabs = S;
   plan_tensors(u, S, l, c->activation_checkpointing != 0, m);
+  m->activations += plan_pad_scratch(u, l, S); /* H/W blocks: the convs' padded copies */
   m->params = N;
   m->grads = N + plan_extra_grads(u, c, l, S) + (l->spatial * l->replicas > 1 ? N : 0);
   m->optimizer = 2 * N + (c->warmup_batches > 0 ? 3 * N : 0) + (c->async_save ? 3 * N : 0);

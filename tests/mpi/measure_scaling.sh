@@ -3,7 +3,8 @@
 # minutes on 2 cores):   tests/mpi/measure_scaling.sh BUILD_DIR [BASE_CHANNELS]
 #  - peak RSS per rank at problem_scale 6 for 1, 2, 4 and 8 spatial shards (1 training step), each
 #    next to the memory plan's total for that rank (what `benchmark` prints before the run);
-#    SHARDS="2 4" picks the shard counts, MEASURE=rss stops after this part;
+#    SHARDS="2 4" picks the shard counts, GRIDS="1,1,2 1,2,2 2,2,2" adds 3D grids (dc_num_shards:
+#    blocks along depth, rows and columns), MEASURE=rss stops after this part;
 #  - training samples/s for 1 process (STARPU_NCPU 1 and 2) and 2 data-parallel ranks (STARPU_NCPU 1
 #    each; workers inherit Open MPI's per-rank core binding: STARPU_WORKERS_NOBIND=1, set by the
 #    runtime when ranks share a host), 8 steps of global batch 1 or 2;
@@ -54,6 +55,14 @@ for T in ${SHARDS:-2 4 8}; do
   echo " $T shards (mpirun -np $T, spatial_ranks $T):"
   out=$(timeout 1800 mpirun --oversubscribe -np $T "$W/rank.sh" "$SF" benchmark -c "$W/ps6.yml" \
     --set spatial_ranks=$T --max-count 1 2>&1)
+  grep "peak RSS" <<<"$out" | sort; plan <<<"$out"
+done
+for GR in ${GRIDS:-}; do
+  IFS=, read -r gd gh gw <<<"$GR"
+  n=$((gd * gh * gw))
+  echo " grid [$gd,$gh,$gw] (mpirun -np $n, dc_num_shards [$gd, $gh, $gw]):"
+  out=$(timeout 1800 mpirun --oversubscribe -np $n "$W/rank.sh" "$SF" benchmark -c "$W/ps6.yml" \
+    --set "dc_num_shards=[$gd, $gh, $gw]" --max-count 1 2>&1)
   grep "peak RSS" <<<"$out" | sort; plan <<<"$out"
 done
 [ "${MEASURE:-all}" = rss ] && exit 0

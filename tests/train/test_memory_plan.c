@@ -122,5 +122,30 @@ int main(void)
   SF_CHECK(m.activations > 20.0 * MIB * MIB, "ps 11 activations %.3g bytes, expected > 20 TiB", m.activations);
   sf_unet_free(&u);
   sf_config_free(&c);
+  /* H/W blocks [1, 2, 2]: each rank's tensors are a quarter, plus the convs' padded copies
+   * (graph_blocks.c), per level and channel count: an input of C channels PADW (e x h x (w+2)), PAD and
+   * OUT ((h+2) x (w+2)); an output gradient of C also PADW, PAD and the zero-bordered copy. Level 0
+   * (32 x 16 x 16 blocks): inputs 3 and 128, both sides of 64; level 1 (16 x 8 x 8): inputs 64 and
+   * 256, both of 128; level 2 (8 x 4 x 4): input 128, both of 256. */
+  {
+    SF_CHECK(sf_unet_build(&u, 5, 3, 64, 6, 8, err, sizeof err) == 0, "unet: %s", err);
+    sf_config_init(&c);
+    c.warmup_batches = 0;
+    sf_memplan flat, hw;
+    sf_memplan_layout l1 = {.spatial = 1, .shards_h = 1, .shards_w = 1, .grid_depth = 1, .replicas = 1,
+                            .cpu_workers = 1, .workers = 1};
+    sf_memplan_layout l4 = l1;
+    l4.shards_h = l4.shards_w = 2;
+    sf_memory_plan(&u, &c, &l1, &flat);
+    sf_memory_plan(&u, &c, &l4, &hw);
+    double in0 = 32 * 16 * 18 + 2 * 32 * 18 * 18.0, both0 = 2 * 32 * 16 * 18 + 4 * 32 * 18 * 18.0;
+    double in1 = 16 * 8 * 10 + 2 * 16 * 10 * 10.0, both1 = 2 * 16 * 8 * 10 + 4 * 16 * 10 * 10.0;
+    double in2 = 8 * 4 * 6 + 2 * 8 * 6 * 6.0, both2 = 2 * 8 * 4 * 6 + 4 * 8 * 6 * 6.0;
+    double pads = 4.0 * (in0 * (3 + 128) + both0 * 64 + in1 * (64 + 256) + both1 * 128 + in2 * 128 + both2 * 256);
+    EQ(hw.activations - flat.activations / 4, pads, "H/W blocks [1,2,2]: padded conv copies beyond a quarter of the activations");
+    EQ(hw.slabs, 1, "H/W blocks: one depth slab per depth shard");
+    sf_unet_free(&u);
+    sf_config_free(&c);
+  }
   return sf_test_end();
 }
