@@ -687,12 +687,16 @@ int sf_graph_nslabs(const sf_graph *g) { return g->S; }
 
 void sf_graph_describe(const sf_graph *g, char *buf, size_t len)
 {
-  char tasks[48];
+  char tasks[48], tiling[96];
   if (g->tasks_per_step > 0) snprintf(tasks, sizeof tasks, "%ld tasks/step", g->tasks_per_step);
   else snprintf(tasks, sizeof tasks, "tasks/step not counted yet (no step run)");
-  snprintf(buf, len, "task graph: %d depth slabs (bottleneck edge %d), %s, %.1f MiB allocated, "
+  if (sf_graph_blocked(g))
+    snprintf(tiling, sizeof tiling, "%d blocks (%d depth slabs x %d x %d row and column blocks, convs on padded copies)",
+             g->S, g->nd, g->nh, g->nw);
+  else snprintf(tiling, sizeof tiling, "%d depth slabs", g->S);
+  snprintf(buf, len, "task graph: %s (bottleneck edge %d), %s, %.1f MiB allocated, "
                      "weight gradients %s",
-           g->S, g->u->edge[g->L], tasks, (double)g->bytes / (1 << 20),
+           tiling, g->u->edge[g->L], tasks, (double)g->bytes / (1 << 20),
            g->deterministic ? "by per-slab partials summed in slab order (more_determinism)"
            : g->part_total  ? "accumulated in any order (RW|COMMUTE), the small ones by per-slab partials"
                             : "accumulated in any order (RW|COMMUTE)");

@@ -46,7 +46,9 @@ out1=$(bench1 "${SMALL[@]}" --set checkpoint_interval=1 --max-count 2 --set slab
 VH=$(npy_header "$(find "$T/datasets" -path '*volumes/training/*.npy' | head -1)")
 MH=$(npy_header "$(find "$T/datasets" -path '*masks/training/*_mask.npy' | head -1)")
 
-run_grid hw 4 "[1, 2, 2]"
+run_grid hw 4 "[1, 2, 2]" -v
+grep -q "task graph: 4 blocks (1 depth slabs x 2 x 2 row and column blocks" <<<"$out" ||
+  die "[1,2,2]: the task graph is not 4 blocks of 1 slab x 2 x 2: $(grep 'task graph' <<<"$out")"
 for r in 0 1 2 3; do check_box "$out" $r $((G * G * G / 4)); done
 grep -q "the box \[0, 16) x \[8, 16) x \[0, 8) of 16^3" <<<"$out" || die "no rank read the box of rows 8..16, columns 0..8: $out"
 echo "[1,2,2] (4 ranks) vs 1 untiled rank:"
