@@ -8,6 +8,7 @@
 
 typedef struct {
   int C;           /* channels */
+  int dlo[3], slo[3], ext[3]; /* box_copy */
   int axis, last;  /* layer_copy */
   int has_lo, has_hi; /* pad: which neighbours follow the [dst, src] buffers */
 } cl_blocks_args;
@@ -90,6 +91,19 @@ static void embed_hw_cpu(void *buffers[], void *cl_arg)
               voxel_bytes(buffers[1], a->C));
 }
 
+/* buffers: [dst block, src block] */
+static void box_copy_cpu(void *buffers[], void *cl_arg)
+{
+  const cl_blocks_args *a = cl_arg;
+  int dn[3], sn[3];
+  extents(buffers[0], a->C, dn);
+  extents(buffers[1], a->C, sn);
+  for (int i = 0; i < 3; i++) SF_ASSERT(a->dlo[i] + a->ext[i] <= dn[i] && a->slo[i] + a->ext[i] <= sn[i]);
+  sf_box_copy((void *)STARPU_BLOCK_GET_PTR(buffers[0]), dn, a->dlo, (const void *)STARPU_BLOCK_GET_PTR(buffers[1]), sn,
+              a->slo, a->ext, voxel_bytes(buffers[1], a->C));
+}
+
+SF_CODELET(box_copy, v1, box_copy_cpu, SF_NONE, SF_NONE);
 SF_CODELET(layer_copy, v1, layer_copy_cpu, SF_NONE, SF_NONE);
 SF_CODELET(pad_cols, v1, pad_cols_cpu, SF_NONE, SF_NONE);
 SF_CODELET(pad_rows, v1, pad_rows_cpu, SF_NONE, SF_NONE);
@@ -142,4 +156,19 @@ void insert_task_embed_hw(const sf_topt *o, sf_handle dst, sf_handle src, int C)
 {
   cl_blocks_args a = {.C = C};
   submit2(&cl_embed_hw, o, &a, dst, src);
+}
+
+void insert_task_box_copy(const sf_topt *o, sf_handle dst, const int dlo[3], sf_handle src, const int slo[3],
+                          const int ext[3], int C, int whole)
+{
+  cl_blocks_args a = {.C = C};
+  for (int i = 0; i < 3; i++) {
+    a.dlo[i] = dlo[i];
+    a.slo[i] = slo[i];
+    a.ext[i] = ext[i];
+  }
+  sf_buf b = {.n = 0};
+  sf_buf_add(&b, dst, whole ? STARPU_W : STARPU_RW);
+  sf_buf_add(&b, src, STARPU_R);
+  sf_submit(&cl_box_copy, o, &a, sizeof a, &b, 0.0);
 }

@@ -84,3 +84,16 @@ void sf_layer_copy(void *dst, const void *src, const int n[3], int axis, int las
     for (int y = 0; y < n[1]; y++, d += vb) memcpy(d, s + y * row + (last ? (size_t)(n[2] - 1) : 0) * vb, vb);
   }
 }
+
+/* dst (dn[0], dn[1], dn[2]) at dlo gets the box of extents ext of src (sn[0], sn[1], sn[2]) at slo. */
+void sf_box_copy(void *dst, const int dn[3], const int dlo[3], const void *src, const int sn[3], const int slo[3],
+                 const int ext[3], size_t vb)
+{
+  const size_t run = (size_t)ext[2] * vb;
+  for (int z = 0; z < ext[0]; z++)
+    for (int y = 0; y < ext[1]; y++) {
+      size_t d = (((size_t)(dlo[0] + z) * dn[1] + dlo[1] + y) * dn[2] + dlo[2]) * vb;
+      size_t s = (((size_t)(slo[0] + z) * sn[1] + slo[1] + y) * sn[2] + slo[2]) * vb;
+      memcpy((char *)dst + d, (const char *)src + s, run);
+    }
+}

@@ -46,6 +46,7 @@ typedef struct {
   double act_grads;     /* activation-gradient tensors (two rotating buffers per level, the pools',
                          * skips' and logits' gradients) */
   double halo;          /* halo planes at shard boundaries (spatial_ranks > 1) */
+  double pad_copies;    /* H/W blocks: the convs' padded copies of their blocks (graph_blocks.c) */
   double params;        /* the parameter arena */
   double grads;         /* the gradient arena, per-slab gradient partials, per-sample GroupNorm
                          * gradients of a batch, the all-reduce receive buffer */

@@ -213,5 +213,8 @@ void sf_crop_hw(void *dst, const void *src, int nd, int h, int w, size_t vb);
 void sf_embed_hw(void *dst, const void *src, int nd, int h, int w, size_t vb);
 /* dst = the first (last = 0) or last layer of src (n[0], n[1], n[2]) along axis 0 (depth), 1, 2. */
 void sf_layer_copy(void *dst, const void *src, const int n[3], int axis, int last, size_t vb);
+/* dst (dn[0..2]) at dlo gets the box of extents ext of src (sn[0..2]) at slo (blocks merging, splitting). */
+void sf_box_copy(void *dst, const int dn[3], const int dlo[3], const void *src, const int sn[3], const int slo[3],
+                 const int ext[3], size_t vb);
 
 #endif

@@ -175,6 +175,10 @@ void insert_task_pad_rows(const sf_topt *o, sf_handle dst, sf_handle src, sf_han
 /* dst (nd, h, w) = the interior of src (nd, h+2, w+2); embed: dst (nd, h+2, w+2) = src in zeros */
 void insert_task_crop_hw(const sf_topt *o, sf_handle dst, sf_handle src, int C);
 void insert_task_embed_hw(const sf_topt *o, sf_handle dst, sf_handle src, int C);
+/* the box of extents ext at slo in block src into block dst at dlo; whole: it is all of dst (W), else
+ * a part (RW: other copies fill the rest) */
+void insert_task_box_copy(const sf_topt *o, sf_handle dst, const int dlo[3], sf_handle src, const int slo[3],
+                          const int ext[3], int C, int whole);
 /* Gradient all-reduce (codelets/grad_combine.c): acc (float vector) = (acc + other) * scale, one
  * combine step. */
 void insert_task_grad_combine(const sf_topt *o, sf_handle acc, sf_handle other, float scale);

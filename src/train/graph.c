@@ -44,19 +44,30 @@ static int param(const sf_graph *g, const char *fmt, int k, const char *suffix)
 /* A tensor of edge e at level `level` split into the graph's blocks; spatial runs: blocks on their
  * owners, with halo pieces where a conv reads them (depth planes; with H/W blocks, the columns that
  * start the padding of graph_blocks.c). */
-static void tens(sf_graph *g, sf_tensor *t, const char *name, int level, int C, size_t es, int halo)
+sf_tensor_grid sf_graph_tensor_grid(const lvl_grid *lg)
 {
-  int e = g->u->edge[level];
-  sf_tensor_grid grid = {.nd = g->nd, .nh = g->nh, .nw = g->nw, .d0 = g->d0[level], .h0 = g->h0[level],
-                         .w0 = g->w0[level]};
+  return (sf_tensor_grid){.nd = lg->nd, .nh = lg->nh, .nw = lg->nw, .d0 = lg->d0, .h0 = lg->h0, .w0 = lg->w0};
+}
+
+/* A tensor of edge e in the block grid lg (with halo pieces when halo != 0; blocked: along the
+ * columns, else the depth). */
+static void tens_in(sf_graph *g, sf_tensor *t, const char *name, int e, const lvl_grid *lg, int blocked, int C,
+                    size_t es, int halo)
+{
+  sf_tensor_grid grid = sf_graph_tensor_grid(lg);
   if (g->spatial > 1) {
-    int mask = !halo ? 0 : sf_graph_blocked(g) ? 1 << SF_AXIS_W : 1 << SF_AXIS_D;
-    sf_tensor_dist d = {.owner = g->owner, .me = g->me, .scope = sf_dist_replica(), .obj = g->ntensor++, .halo = mask};
+    int mask = !halo ? 0 : blocked ? 1 << SF_AXIS_W : 1 << SF_AXIS_D;
+    sf_tensor_dist d = {.owner = lg->owner, .me = g->me, .scope = sf_dist_replica(), .obj = g->ntensor++, .halo = mask};
     sf_tensor_init_grid(t, name, e, e, e, C, es, &grid, &d);
   } else {
     sf_tensor_init_grid(t, name, e, e, e, C, es, &grid, NULL);
   }
   g->bytes += t->data_bytes + t->plane_bytes;
+}
+
+static void tens(sf_graph *g, sf_tensor *t, const char *name, int level, int C, size_t es, int halo)
+{
+  tens_in(g, t, name, g->u->edge[level], &g->lg[level], sf_graph_blocked_at(g, level), C, es, halo);
 }
 
 /* A float activation tensor of C channels at level i. */
@@ -80,7 +91,9 @@ static sf_handle gvec(sf_graph *g, void *ptr, size_t n, size_t es, const char *n
 
 static void gn_init(sf_graph *g, gn_layer *n, int level, int C, int gamma, int beta)
 {
-  const int G = g->G, S = g->S;
+  const int G = g->G, S = g->lg[level].S;
+  const int *owner = g->lg[level].owner;
+  n->S = S;
   size_t e = (size_t)g->u->edge[level];
   n->gamma = gamma;
   n->beta = beta;
@@ -92,17 +105,18 @@ static void gn_init(sf_graph *g, gn_layer *n, int level, int C, int gamma, int b
   g->bytes += n->mem_len * sizeof(double);
   double *p = n->mem;
   for (int k = 0; k < S; k++, p += 2 * G)
-    n->stat_part[k] = gvec(g, p, 2 * G, sizeof(double), "gn.stat_part", g->owner[k]);
+    n->stat_part[k] = gvec(g, p, 2 * G, sizeof(double), "gn.stat_part", owner[k]);
   n->stats = gvec(g, p, 2 * G, sizeof(double), "gn.stats", g->root);
   p += 2 * G;
-  for (int k = 0; k < S; k++, p += bw) n->bwd_part[k] = gvec(g, p, bw, sizeof(double), "gn.bwd_part", g->owner[k]);
+  for (int k = 0; k < S; k++, p += bw) n->bwd_part[k] = gvec(g, p, bw, sizeof(double), "gn.bwd_part", owner[k]);
   n->bwd_sum = gvec(g, p, bw, sizeof(double), "gn.bwd_sum", g->root);
 }
 
 static void gn_free(const sf_graph *g, gn_layer *n)
 {
   if (!n->mem) return;
-  for (int k = 0; k < g->S; k++) {
+  (void)g;
+  for (int k = 0; k < n->S; k++) {
     sf_handle_unregister(n->stat_part[k]);
     sf_handle_unregister(n->bwd_part[k]);
   }
@@ -237,6 +251,21 @@ static void gn_sample_free(sf_graph *g)
   g->gn_sample = NULL;
 }
 
+/* The level whose blocks contribute to each parameter's gradient: a DoubleConv's at its level, an
+ * Up's at the deeper level its tasks run on, the OutConv's at level 0. */
+static void param_levels(sf_graph *g)
+{
+  g->plevel = sf_calloc((size_t)g->P, sizeof(int), "parameter levels");
+  for (int i = 0; i <= g->L; i++)
+    for (int d = 0; d < 2; d++) {
+      if (d == 1 && i == g->L) break;
+      const dconv_block *b = d ? &g->dec[i] : &g->enc[i];
+      const int ps[6] = {b->w_a, b->w_b, b->gn_a.gamma, b->gn_a.beta, b->gn_b.gamma, b->gn_b.beta};
+      for (int j = 0; j < 6; j++) g->plevel[ps[j]] = i;
+    }
+  for (int i = 0; i < g->L; i++) g->plevel[g->up_w[i]] = g->plevel[g->up_b[i]] = i + 1;
+}
+
 static void params_init(sf_graph *g, float *params)
 {
   const sf_unet *u = g->u;
@@ -279,29 +308,34 @@ static void params_init(sf_graph *g, float *params)
     g->slab_grad[p] = d->kind != SF_PARAM_GN_GAMMA && d->kind != SF_PARAM_GN_BETA;
   }
   g->clip = sf_vector_register(g->clip_buf, 2, sizeof(double), "grad.clip");
+  param_levels(g);
   choose_partial_grads(g);
   gn_sample_init(g);
   if (g->part_total) {
-    int nown = 0, own[SF_MAX_SLABS]; /* own[k]: index of owned block k among the owned ones */
-    for (int k = 0; k < S; k++) own[k] = g->owner[k] == g->me ? nown++ : -1;
+    /* per-block partials of parameter p for the blocks of its level, on their owners; this rank's
+     * arenas: as many as it owns blocks of level 0 (no deeper level has more) */
+    int nown = 0;
+    for (int k = 0; k < S; k++) nown += g->owner[k] == g->me;
     g->gpart_slabs = nown;
     size_t pb = g->part_total * sizeof(float);
     g->gpart = sf_data_alloc((size_t)nown * pb, "per-slab gradient partials");
     g->bytes += (size_t)nown * pb;
     g->hgp = sf_calloc((size_t)S * P, sizeof(sf_handle), "gradient partial handles");
-    for (int k = 0; k < S; k++)
-      for (int p = 0; p < P; p++)
-        if (g->part_grad[p]) {
-          const sf_param_desc *d = &u->params[p];
-          sf_handle h;
-          if (g->owner[k] == g->me)
-            h = sf_vector_register(g->gpart + (size_t)own[k] * g->part_total + g->part_off[p], d->numel,
-                                   sizeof(float), "grad.part");
-          else
-            h = sf_vector_register_remote(d->numel, sizeof(float), "grad.part");
-          if (g->spatial > 1) sf_dist_register(h, sf_dist_tag(SF_TAG_GPART, sf_dist_replica(), k * P + p, 0), g->owner[k]);
-          g->hgp[(size_t)k * P + p] = h;
-        }
+    for (int p = 0; p < P; p++) {
+      if (!g->part_grad[p]) continue;
+      const lvl_grid *lv = &g->lg[g->plevel[p]];
+      const sf_param_desc *d = &u->params[p];
+      for (int k = 0, own = 0; k < lv->S; k++) {
+        sf_handle h;
+        if (lv->owner[k] == g->me)
+          h = sf_vector_register(g->gpart + (size_t)own++ * g->part_total + g->part_off[p], d->numel, sizeof(float),
+                                 "grad.part");
+        else
+          h = sf_vector_register_remote(d->numel, sizeof(float), "grad.part");
+        if (g->spatial > 1) sf_dist_register(h, sf_dist_tag(SF_TAG_GPART, sf_dist_replica(), k * P + p, 0), lv->owner[k]);
+        g->hgp[(size_t)k * P + p] = h;
+      }
+    }
   }
   if (sf_dist_active()) { /* sum over every rank, mean over replicas (spec §6.9) */
     size_t *n = sf_malloc((size_t)P * sizeof *n, "parameter sizes");
@@ -331,12 +365,14 @@ static void params_free(sf_graph *g)
   }
   sf_handle_unregister(g->clip);
   if (g->hgp) {
-    for (size_t i = 0; i < (size_t)S * P; i++) sf_handle_unregister(g->hgp[i]);
+    for (size_t i = 0; i < (size_t)S * P; i++)
+      if (g->hgp[i]) sf_handle_unregister(g->hgp[i]);
     sf_data_free(g->gpart, (size_t)g->gpart_slabs * g->part_total * sizeof(float));
     free(g->hgp);
   }
   free(g->part_grad);
   free(g->part_off);
+  free(g->plevel);
   if (g->hgq) {
     for (size_t i = 0; i < (size_t)g->spatial * P; i++) sf_handle_unregister(g->hgq[i]);
     free(g->hgq);
@@ -401,6 +437,52 @@ static void loss_free(sf_graph *g)
   g->small = NULL;
 }
 
+/* Blocks of one axis at level l, for `fine` blocks at level 0: up to the bottleneck edge the
+ * boundaries are fixed there and scaled by 2 per level (sf_slab_bounds); a finer count (a power of
+ * two) gives min(fine, edge) equal blocks, so a level smaller than the grid has fewer, merged blocks:
+ * merged block j starts at fine block first[j]. Returns the count. */
+static int axis_blocks(const sf_unet *u, int l, int fine, int *b, int *first)
+{
+  const int coarse = u->edge[u->levels], e = u->edge[l];
+  if (fine <= coarse) {
+    sf_slab_bounds(b, fine, coarse, 1 << (u->levels - l));
+    for (int j = 0; j < fine; j++) first[j] = j;
+    return fine;
+  }
+  int n = fine < e ? fine : e;
+  for (int j = 0; j <= n; j++) b[j] = j * (e / n);
+  for (int j = 0; j < n; j++) first[j] = j * (fine / n);
+  return n;
+}
+
+/* Every level's block grid (graph_internal.h lvl_grid): counts, boundaries, and owners. Fine block
+ * (fd, fh, fw) of level 0 belongs to shard (fd * TD / fine[0], fh, fw); a merged block to the owner of
+ * its first fine block (gathered to fewer owners). mv[l]: level l's grid on level l-1's volume. */
+static void level_grids(sf_graph *g, const sf_unet *u, const int fine[3], int TD)
+{
+  for (int l = 0; l <= u->levels; l++) {
+    lvl_grid *lv = &g->lg[l];
+    int fd[SF_MAX_SLABS], fh[SF_MAX_HW], fw[SF_MAX_HW];
+    lv->nd = axis_blocks(u, l, fine[0], lv->d0, fd);
+    lv->nh = axis_blocks(u, l, fine[1], lv->h0, fh);
+    lv->nw = axis_blocks(u, l, fine[2], lv->w0, fw);
+    lv->S = lv->nd * lv->nh * lv->nw;
+    for (int k = 0; k < lv->S; k++) {
+      int kw = k % lv->nw, kh = (k / lv->nw) % lv->nh, kd = k / (lv->nw * lv->nh);
+      int q = ((int)((long)fd[kd] * TD / fine[0]) * fine[1] + fh[kh]) * fine[2] + fw[kw];
+      lv->owner[k] = g->spatial > 1 ? sf_dist_group_rank(q) : g->me;
+    }
+    if (l == 0) continue;
+    g->merges[l] = lv->S != g->lg[l - 1].S;
+    g->mv[l] = *lv;
+    for (int j = 0; j <= lv->nd; j++) g->mv[l].d0[j] = 2 * lv->d0[j];
+    for (int j = 0; j <= lv->nh; j++) g->mv[l].h0[j] = 2 * lv->h0[j];
+    for (int j = 0; j <= lv->nw; j++) g->mv[l].w0[j] = 2 * lv->w0[j];
+  }
+  g->S = g->lg[0].S;
+  memcpy(g->owner, g->lg[0].owner, sizeof g->owner);
+}
+
 int sf_graph_check_config(const sf_unet *u, const sf_config *c, int spatial, const char **key, char *err,
                           size_t errlen)
 {
@@ -440,15 +522,26 @@ int sf_graph_check_config(const sf_unet *u, const sf_config *c, int spatial, con
   }
   const char *gkey = from_dc ? "dc_num_shards" : "spatial_ranks";
   static const char *const axis_name[3] = {"depth", "rows", "columns"};
+  const int edge0 = u->edge[0];
   for (int a = 0; a < 3; a++) {
-    int most = a == 0 ? cap : (coarse < SF_MAX_HW ? coarse : SF_MAX_HW);
-    if (grid[a] > most) {
+    /* up to the bottleneck edge any count; beyond it the deep levels merge blocks, which needs a
+     * power of two (halving levels nest), at most the input edge and the graph's block limits */
+    int most = a == 0 ? SF_MAX_SLABS : SF_MAX_HW;
+    if (most > edge0) most = edge0;
+    int pow2 = (grid[a] & (grid[a] - 1)) == 0;
+    if (grid[a] > most || (grid[a] > coarse && !pow2)) {
       *key = gkey;
-      snprintf(err, errlen, "%d shards along the %s, but the %s split into at most %d blocks (the bottleneck edge is %d "
-               "voxels, and a block needs at least one there for its halo); expected 1..%d per dimension",
-               grid[a], axis_name[a], axis_name[a], most, coarse, most);
+      snprintf(err, errlen, "%d shards along the %s; expected 1..%d, or a power of two up to %d (the bottleneck edge is %d "
+               "voxels: a finer grid merges blocks at the deeper levels, which needs halving counts; a block needs at "
+               "least one voxel)", grid[a], axis_name[a], coarse < most ? coarse : most, most, coarse);
       return -1;
     }
+  }
+  if (grid[0] > cap && c->slabs != 0) {
+    *key = "slabs";
+    snprintf(err, errlen, "%ld depth slabs with %d shards along the depth (more than the bottleneck edge %d): expected 0 "
+             "(automatic: one slab per shard)", c->slabs, grid[0], coarse);
+    return -1;
   }
   if ((long)grid[0] * grid[1] * grid[2] != spatial) {
     *key = gkey;
@@ -496,14 +589,19 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
   int grid[3]; /* shards along depth, rows, columns; one H/W block per shard along rows and columns */
   sf_config_shard_grid(c, grid);
   const char *hw = getenv("SF_HW_BLOCKS"); /* tests: H/W blocks in one process, "RxC" */
-  if (hw && *hw && T == 1 && (sscanf(hw, "%dx%d", &grid[1], &grid[2]) != 2 || grid[1] < 1 || grid[2] < 1 ||
-                              grid[1] > coarse || grid[2] > coarse || grid[1] > SF_MAX_HW || grid[2] > SF_MAX_HW))
-    sf_die(SF_EXIT_USAGE, "SF_HW_BLOCKS='%s': expected ROWSxCOLUMNS, each 1..%d (the bottleneck edge)", hw,
-           coarse < SF_MAX_HW ? coarse : SF_MAX_HW);
+  if (hw && *hw && T == 1) {
+    int ok = sscanf(hw, "%dx%d", &grid[1], &grid[2]) == 2;
+    for (int a = 1; a <= 2 && ok; a++) /* as a grid: up to the bottleneck edge, or a power of two beyond */
+      ok = grid[a] >= 1 && grid[a] <= SF_MAX_HW && grid[a] <= u->edge[0] &&
+           (grid[a] <= coarse || (grid[a] & (grid[a] - 1)) == 0);
+    if (!ok)
+      sf_die(SF_EXIT_USAGE, "SF_HW_BLOCKS='%s': expected ROWSxCOLUMNS, each 1..%d or a power of two up to %d", hw,
+             coarse, u->edge[0] < SF_MAX_HW ? u->edge[0] : SF_MAX_HW);
+  }
   const int TD = grid[0], NH = grid[1], NW = grid[2], blocked = NH * NW > 1;
   int S = (int)c->slabs; /* depth slabs */
-  if (S == 0 && blocked) {
-    S = TD; /* the H/W blocks already give the workers several tasks per op */
+  if (S == 0 && (blocked || TD > cap)) {
+    S = TD; /* H/W blocks already give the workers several tasks per op; a grid finer than the bottleneck */
   } else if (S == 0) {
     S = sf_graph_auto_slabs(coarse, sf_runtime_nworkers(), c->more_determinism != 0);
     int agreed[1] = {S}; /* ranks may have different worker counts; the slab plan must be one */
@@ -532,15 +630,9 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
   g->me = sf_dist_rank();
   g->shard = sf_dist_shard();
   g->root = sf_dist_group_rank(0);
-  g->nd = S;
-  g->nh = NH;
-  g->nw = NW;
-  g->S = S * NH * NW; /* blocks */
-  for (int k = 0; k < g->S; k++) { /* shard (depth shard, row, column) owns block (kd, kh, kw) */
-    int kw = k % NW, kh = (k / NW) % NH, kd = k / (NW * NH);
-    int q = ((int)((long)kd * TD / S) * NH + kh) * NW + kw;
-    g->owner[k] = T > 1 ? sf_dist_group_rank(q) : g->me;
-  }
+  g->u = u;
+  const int fine[3] = {S, NH, NW};
+  level_grids(g, u, fine, TD);
   g->u = u;
   g->L = L;
   g->K = u->n_classes;
@@ -549,11 +641,6 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
   g->deterministic = c->more_determinism != 0;
   g->checkpointing = c->activation_checkpointing != 0;
   g->bmax = c->local_batch_size > 1 ? (int)c->local_batch_size : 1;
-  for (int i = 0; i <= L; i++) {
-    sf_slab_bounds(g->d0[i], S, coarse, 1 << (L - i));
-    sf_slab_bounds(g->h0[i], NH, coarse, 1 << (L - i));
-    sf_slab_bounds(g->w0[i], NW, coarse, 1 << (L - i));
-  }
 
   const int *ch = u->channels;
   const int G0 = u->edge[0];
@@ -612,6 +699,15 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
   g->out_w = sf_unet_find_param(u, "outc.conv.weight");
   g->out_b = sf_unet_find_param(u, "outc.conv.bias");
   SF_ASSERT(g->out_w >= 0 && g->out_b >= 0);
+  for (int l = 1; l <= L; l++) { /* merged views of level l-1 tensors where level l has fewer blocks */
+    if (!g->merges[l]) continue;
+    sf_tensor *views[5] = {&g->m_pool_in[l], &g->m_pool_grad[l], &g->m_skip_grad[l], &g->m_up[l], &g->m_up_grad[l]};
+    static const char *const what[5] = {"pool_in", "pool_grad", "skip_grad", "up", "up_grad"};
+    for (int j = 0; j < 5; j++) {
+      snprintf(tag, sizeof tag, "L%d.merged.%s", l - 1, what[j]);
+      tens_in(g, views[j], tag, u->edge[l - 1], &g->mv[l], 0, ch[l - 1], sizeof(float), 0);
+    }
+  }
   for (int i = 0; i < L; i++) {
     sf_tensor_alias(&g->g_cat[i], &g->cat[i]); /* in place: graph_backward.c conv3_backward */
     sf_tensor_alias(&g->g_up[i], &g->g_out[i]);
@@ -642,6 +738,13 @@ void sf_graph_destroy(sf_graph *g)
     sf_tensor_destroy(&g->g_pre_a[i]);
     sf_tensor_destroy(&g->ck_a[i]);
     sf_tensor_destroy(&g->ck_b[i]);
+  }
+  for (int l = 1; l <= g->L; l++) {
+    sf_tensor_destroy(&g->m_pool_in[l]);
+    sf_tensor_destroy(&g->m_pool_grad[l]);
+    sf_tensor_destroy(&g->m_skip_grad[l]);
+    sf_tensor_destroy(&g->m_up[l]);
+    sf_tensor_destroy(&g->m_up_grad[l]);
   }
   for (int i = 0; i < g->L; i++) {
     block_free(g, &g->dec[i]);
@@ -692,7 +795,7 @@ void sf_graph_describe(const sf_graph *g, char *buf, size_t len)
   else snprintf(tasks, sizeof tasks, "tasks/step not counted yet (no step run)");
   if (sf_graph_blocked(g))
     snprintf(tiling, sizeof tiling, "%d blocks (%d depth slabs x %d x %d row and column blocks, convs on padded copies)",
-             g->S, g->nd, g->nh, g->nw);
+             g->S, g->lg[0].nd, g->lg[0].nh, g->lg[0].nw);
   else snprintf(tiling, sizeof tiling, "%d depth slabs", g->S);
   snprintf(buf, len, "task graph: %s (bottleneck edge %d), %s, %.1f MiB allocated, "
                      "weight gradients %s",

@@ -35,7 +35,7 @@ static sf_accum grad_acc(const sf_graph *g, int p)
 }
 static sf_handle grad_dst(const sf_graph *g, int p, int k)
 {
-  return g->part_grad[p] ? g->hgp[(size_t)k * g->P + p] : sf_graph_grad_of(g, sf_graph_shard_of(g, k), p);
+  return g->part_grad[p] ? g->hgp[(size_t)k * g->P + p] : sf_graph_grad_of(g, sf_graph_shard_at(g, g->plevel[p], k), p);
 }
 
 void sf_graph_submit_loss(sf_graph *g, int b)
@@ -78,17 +78,17 @@ static void conv3_backward_weights(sf_graph *g, sf_tensor *dy, sf_tensor *x, int
  * makes each dX wait for the dW tasks reading that slab (as data or as a neighbour's halo). */
 static void conv3_backward(sf_graph *g, sf_tensor *dx, sf_tensor *dy, sf_tensor *x, int w, int cin, int cout)
 {
-  if (sf_graph_blocked(g)) {
+  if (sf_graph_blocked_at(g, sf_graph_level_of(g, x))) {
     sf_graph_conv3_backward_blocked(g, dx, dy, x, w, cin, cout, conv3_weights_task);
     return;
   }
   if (dx) sf_halo_exchange(dy); /* x's planes are still those of the forward pass */
   if (dx && dx->slab[0] == x->slab[0]) {
-    for (int k = 0; k < g->S; k++) conv3_backward_weights(g, dy, x, w, cin, cout, k);
-    for (int k = 0; k < g->S; k++) conv3_backward_data(g, dx, dy, x, w, cin, cout, k);
+    for (int k = 0; k < x->nslabs; k++) conv3_backward_weights(g, dy, x, w, cin, cout, k);
+    for (int k = 0; k < x->nslabs; k++) conv3_backward_data(g, dx, dy, x, w, cin, cout, k);
     return;
   }
-  for (int k = 0; k < g->S; k++) {
+  for (int k = 0; k < x->nslabs; k++) {
     if (dx) conv3_backward_data(g, dx, dy, x, w, cin, cout, k);
     conv3_backward_weights(g, dy, x, w, cin, cout, k);
   }
@@ -104,12 +104,12 @@ static sf_handle gn_grad_dst(const sf_graph *g, int p)
 /* dx of y = ReLU(GN(x)) from dy; dgamma, dbeta written */
 static void gn_relu_backward(sf_graph *g, sf_tensor *dx, sf_tensor *dy, sf_tensor *y, sf_tensor *x, gn_layer *n)
 {
-  for (int k = 0; k < g->S; k++)
+  for (int k = 0; k < n->S; k++)
     insert_task_groupnorm_backward_stats(CRIT, n->bwd_part[k], dy->slab[k], y->slab[k], x->slab[k], n->stats,
                                          PARAM(n->gamma), n->ntotal, n->C, g->G, SF_GN_EPS, 1);
   insert_task_groupnorm_backward_reduce(CRIT, n->bwd_sum, gn_grad_dst(g, n->gamma), gn_grad_dst(g, n->beta),
-                                        n->bwd_part, g->S, n->C, g->G);
-  for (int k = 0; k < g->S; k++)
+                                        n->bwd_part, n->S, n->C, g->G);
+  for (int k = 0; k < n->S; k++)
     insert_task_groupnorm_backward_data(CRIT, dx->slab[k], dy->slab[k], y->slab[k], x->slab[k], n->stats, n->bwd_sum,
                                         PARAM(n->gamma), n->ntotal, n->C, g->G, SF_GN_EPS, 1);
 }
@@ -141,7 +141,7 @@ static void ckpt_double_conv_backward(sf_graph *g, dconv_block *b, sf_tensor *x,
   }
   gn_relu_backward(g, Y, X, B, A, &b->gn_b);
   sf_graph_recompute_a(g, b, x, A, B);
-  if (!sf_graph_blocked(g)) sf_halo_exchange(B); /* H/W blocks: the conv's backward pads B itself */
+  if (!sf_graph_blocked_at(g, l)) sf_halo_exchange(B); /* H/W blocks: the conv's backward pads B itself */
   conv3_backward(g, X, Y, B, b->w_b, b->cout, b->cout);
   gn_relu_backward(g, Y, X, B, A, &b->gn_a);
   conv3_backward(g, dx, Y, x, b->w_a, b->cin, b->cout);
@@ -169,7 +169,6 @@ static void begin_gradients(sf_graph *g)
  * sample order. */
 static void end_gradients(sf_graph *g)
 {
-  const int S = g->S;
   for (int p = 0; p < g->P; p++)
     if (g->split_taps[p]) sf_vector_unsplit_submit(g->hg[p], &g->split_grad[2 * p]);
   for (int q = 0; q < g->spatial; q++)
@@ -177,8 +176,8 @@ static void end_gradients(sf_graph *g)
       if (g->part_grad[p]) {
         sf_handle parts[SF_MAX_SLABS];
         int n = 0;
-        for (int k = 0; k < S; k++)
-          if (g->spatial <= 1 || sf_graph_shard_of(g, k) == q) parts[n++] = g->hgp[(size_t)k * g->P + p];
+        for (int k = 0; k < g->lg[g->plevel[p]].S; k++) /* the blocks of the parameter's level */
+          if (g->spatial <= 1 || sf_graph_shard_at(g, g->plevel[p], k) == q) parts[n++] = g->hgp[(size_t)k * g->P + p];
         insert_task_sum_f(LOW, sf_graph_grad_of(g, q, p), parts, n);
       }
   if (g->batch <= 1) return;
@@ -189,6 +188,22 @@ static void end_gradients(sf_graph *g)
       insert_task_sum_f(LOW, sf_graph_grad_of(g, 0, p), parts, g->batch);
     }
   free(parts);
+}
+
+/* The max-pool backward of level i into enc[i-1]'s output gradient, adding the skip gradient (the
+ * two consumers of that output meet here); where level i has fewer blocks, on the merged view, then
+ * split back. */
+static void pool_backward(sf_graph *g, int i, int C)
+{
+  sf_tensor *dx = &g->g_out[i - 1], *skip = &g->g_skip[i - 1];
+  if (g->merges[i]) {
+    sf_graph_regrid(g, &g->m_skip_grad[i], skip);
+    dx = &g->m_pool_grad[i];
+    skip = &g->m_skip_grad[i];
+  }
+  for (int k = 0; k < g->pool[i].nslabs; k++)
+    insert_task_maxpool3d_backward(CRIT, dx->slab[k], g->g_pool[i].slab[k], g->pidx[i].slab[k], skip->slab[k], C);
+  if (g->merges[i]) sf_graph_regrid(g, &g->g_out[i - 1], dx);
 }
 
 void sf_graph_submit_backward(sf_graph *g, int b, int B)
@@ -214,12 +229,18 @@ void sf_graph_submit_backward(sf_graph *g, int b, int B)
       ckpt_double_conv_backward(g, &g->dec[i], &g->cat[i], &g->g_cat[i], 0);
     else
       double_conv_backward(g, &g->dec[i], &g->cat[i], &g->g_cat[i]);
-    for (int k = 0; k < S; k++) {
+    for (int k = 0; k < g->lg[i].S; k++)
       insert_task_concat_backward(CRIT, g->g_skip[i].slab[k], g->g_up[i].slab[k], g->g_cat[i].slab[k], ch[i], ch[i]);
-      insert_task_upconv3d_backward_data(CRIT, g->g_out[i + 1].slab[k], g->g_up[i].slab[k], PARAM(g->up_w[i]),
-                                         ch[i + 1], ch[i]);
-      insert_task_upconv3d_backward_weights(LOW, grad_acc(g, g->up_w[i]), grad_dst(g, g->up_w[i], k), grad_dst(g, g->up_b[i], k),
-                                            deep->slab[k], g->g_up[i].slab[k], ch[i + 1], ch[i]);
+    sf_tensor *gu = &g->g_up[i]; /* level i+1 has fewer blocks: the Up's output gradient, merged */
+    if (g->merges[i + 1]) {
+      sf_graph_regrid(g, &g->m_up_grad[i + 1], gu);
+      gu = &g->m_up_grad[i + 1];
+    }
+    for (int k = 0; k < deep->nslabs; k++) {
+      insert_task_upconv3d_backward_data(CRIT, g->g_out[i + 1].slab[k], gu->slab[k], PARAM(g->up_w[i]), ch[i + 1],
+                                         ch[i]);
+      insert_task_upconv3d_backward_weights(LOW, grad_acc(g, g->up_w[i]), grad_dst(g, g->up_w[i], k),
+                                            grad_dst(g, g->up_b[i], k), deep->slab[k], gu->slab[k], ch[i + 1], ch[i]);
     }
   }
   for (int i = L; i >= 0; i--) { /* encoder, deepest first */
@@ -227,10 +248,7 @@ void sf_graph_submit_backward(sf_graph *g, int b, int B)
       ckpt_double_conv_backward(g, &g->enc[i], i ? &g->pool[i] : &g->in, i ? &g->g_pool[i] : NULL, 1);
     else
       double_conv_backward(g, &g->enc[i], i ? &g->pool[i] : &g->in, i ? &g->g_pool[i] : NULL);
-    if (i > 0)
-      for (int k = 0; k < S; k++)
-        insert_task_maxpool3d_backward(CRIT, g->g_out[i - 1].slab[k], g->g_pool[i].slab[k], g->pidx[i].slab[k],
-                                       g->g_skip[i - 1].slab[k], ch[i - 1]);
+    if (i > 0) pool_backward(g, i, ch[i - 1]);
   }
   if (b == B - 1) end_gradients(g);
 }

@@ -34,10 +34,11 @@ static sf_tensor *scratch(sf_graph *g, int l, int C, int kind)
   s->level = l;
   s->C = C;
   s->kind = kind;
+  const lvl_grid *lv = &g->lg[l];
   int rows = kind != SF_SCR_PADW_X && kind != SF_SCR_PADW_Y, h0[SF_MAX_HW + 1], w0[SF_MAX_HW + 1];
-  for (int i = 0; i <= g->nh; i++) h0[i] = g->h0[l][i] + (rows ? 2 * i : 0);
-  for (int i = 0; i <= g->nw; i++) w0[i] = g->w0[l][i] + 2 * i;
-  sf_tensor_grid grid = {.nd = g->nd, .nh = g->nh, .nw = g->nw, .d0 = g->d0[l], .h0 = h0, .w0 = w0};
+  for (int i = 0; i <= lv->nh; i++) h0[i] = lv->h0[i] + (rows ? 2 * i : 0);
+  for (int i = 0; i <= lv->nw; i++) w0[i] = lv->w0[i] + 2 * i;
+  sf_tensor_grid grid = {.nd = lv->nd, .nh = lv->nh, .nw = lv->nw, .d0 = lv->d0, .h0 = h0, .w0 = w0};
   char name[48];
   snprintf(name, sizeof name, "L%d.%s.%d", l, kind_name[kind], C);
   int halo = kind == SF_SCR_PADW_X || kind == SF_SCR_PADW_Y ? 1 << SF_AXIS_H
@@ -45,10 +46,10 @@ static sf_tensor *scratch(sf_graph *g, int l, int C, int kind)
                                                             : 0;
   const int e = g->u->edge[l];
   if (g->spatial > 1) {
-    sf_tensor_dist d = {.owner = g->owner, .me = g->me, .scope = sf_dist_replica(), .obj = g->ntensor++, .halo = halo};
-    sf_tensor_init_grid(&s->t, name, e, h0[g->nh], w0[g->nw], C, sizeof(float), &grid, &d);
+    sf_tensor_dist d = {.owner = lv->owner, .me = g->me, .scope = sf_dist_replica(), .obj = g->ntensor++, .halo = halo};
+    sf_tensor_init_grid(&s->t, name, e, h0[lv->nh], w0[lv->nw], C, sizeof(float), &grid, &d);
   } else {
-    sf_tensor_init_grid(&s->t, name, e, h0[g->nh], w0[g->nw], C, sizeof(float), &grid, NULL);
+    sf_tensor_init_grid(&s->t, name, e, h0[lv->nh], w0[lv->nw], C, sizeof(float), &grid, NULL);
   }
   g->bytes += s->t.data_bytes + s->t.plane_bytes;
   return &s->t;
@@ -71,9 +72,10 @@ static void scratch_for(sf_graph *g, const dconv_block *b)
 
 void sf_graph_scratch_init(sf_graph *g)
 {
-  if (!sf_graph_blocked(g)) return;
-  for (int i = 0; i <= g->L; i++) scratch_for(g, &g->enc[i]);
-  for (int i = 0; i < g->L; i++) scratch_for(g, &g->dec[i]);
+  for (int i = 0; i <= g->L; i++)
+    if (sf_graph_blocked_at(g, i)) scratch_for(g, &g->enc[i]);
+  for (int i = 0; i < g->L; i++)
+    if (sf_graph_blocked_at(g, i)) scratch_for(g, &g->dec[i]);
 }
 
 void sf_graph_scratch_free(sf_graph *g)
@@ -89,11 +91,11 @@ static sf_tensor *pad(sf_graph *g, sf_tensor *x, int l, int C, int y_side)
   sf_tensor *pw = scratch(g, l, C, y_side ? SF_SCR_PADW_Y : SF_SCR_PADW_X);
   sf_tensor *p = scratch(g, l, C, y_side ? SF_SCR_PAD_Y : SF_SCR_PAD_X);
   sf_halo_exchange_axis(x, SF_AXIS_W);
-  for (int k = 0; k < g->S; k++)
+  for (int k = 0; k < x->nslabs; k++)
     insert_task_pad_cols(CRIT, pw->slab[k], x->slab[k], sf_tensor_nb(x, k, SF_AXIS_W, SF_SIDE_LO),
                          sf_tensor_nb(x, k, SF_AXIS_W, SF_SIDE_HI), C);
   sf_halo_exchange_axis(pw, SF_AXIS_H);
-  for (int k = 0; k < g->S; k++)
+  for (int k = 0; k < x->nslabs; k++)
     insert_task_pad_rows(CRIT, p->slab[k], pw->slab[k], sf_tensor_nb(pw, k, SF_AXIS_H, SF_SIDE_LO),
                          sf_tensor_nb(pw, k, SF_AXIS_H, SF_SIDE_HI), C);
   sf_halo_exchange_axis(p, SF_AXIS_D);
@@ -114,7 +116,7 @@ void sf_graph_conv3_forward_blocked(sf_graph *g, sf_tensor *y, sf_tensor *x, int
 {
   const int l = sf_graph_level_of(g, x);
   sf_tensor *p = pad(g, x, l, cin, 0), *o = scratch(g, l, cout, SF_SCR_OUT);
-  for (int k = 0; k < g->S; k++) {
+  for (int k = 0; k < x->nslabs; k++) {
     int H, W;
     sf_topt t = g->opt_crit;
     t.flops_share = padded_shape(p, k, &H, &W);
@@ -130,7 +132,7 @@ void sf_graph_conv3_backward_blocked(sf_graph *g, sf_tensor *dx, sf_tensor *dy, 
   const int l = sf_graph_level_of(g, x);
   sf_tensor *py = dx ? pad(g, dy, l, cout, 1) : NULL, *px = pad(g, x, l, cin, 0);
   sf_tensor *z = scratch(g, l, cout, SF_SCR_ZERO), *o = dx ? scratch(g, l, cin, SF_SCR_OUT) : NULL;
-  for (int k = 0; k < g->S; k++) {
+  for (int k = 0; k < x->nslabs; k++) {
     int H, W;
     insert_task_embed_hw(CRIT, z->slab[k], dy->slab[k], cout);
     sf_topt t = g->opt_low;
@@ -138,7 +140,7 @@ void sf_graph_conv3_backward_blocked(sf_graph *g, sf_tensor *dx, sf_tensor *dy, 
     dw(g, sf_tensor_lo(px, k), px->slab[k], sf_tensor_hi(px, k), z->slab[k], H, W, w, cin, cout, k, &t);
   }
   if (!dx) return;
-  for (int k = 0; k < g->S; k++) { /* after every dW read x (dx may be x itself) */
+  for (int k = 0; k < x->nslabs; k++) { /* after every dW read x (dx may be x itself) */
     int H, W;
     sf_topt t = g->opt_crit;
     t.flops_share = padded_shape(py, k, &H, &W);

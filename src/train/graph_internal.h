@@ -13,7 +13,7 @@
 /* One GroupNorm layer: per-slab partial statistics and their fixed-order sums. */
 typedef struct {
   int gamma, beta; /* parameter indices */
-  int C;
+  int C, S;                          /* channels; blocks of the level (partials) */
   size_t ntotal;                     /* voxels of the level */
   sf_handle stat_part[SF_MAX_SLABS]; /* (G,2) double, one per slab */
   sf_handle stats;                   /* (G,2) reduced */
@@ -30,6 +30,13 @@ typedef struct {
   gn_layer gn_a, gn_b;
   sf_tensor pre_a, act_a, pre_b, out; /* conv a output, GN a output, conv b output, block output */
 } dconv_block;
+
+/* The blocks of one level: counts, boundaries, owners (world ranks). */
+typedef struct {
+  int nd, nh, nw, S;
+  int d0[SF_MAX_SLABS + 1], h0[SF_MAX_HW + 1], w0[SF_MAX_HW + 1];
+  int owner[SF_MAX_SLABS];
+} lvl_grid;
 
 /* Scratch tensors of the H/W block decomposition (graph_blocks.c): for a conv at a level, its input
  * padded with the neighbours' columns (PADW) and then rows (PAD), the same for the output gradient
@@ -52,11 +59,16 @@ struct sf_graph {
                                  * g_skip[i] is B. The backward recomputes what it reads and no longer
                                  * holds (graph_backward.c); only the concat, max-pool outputs and block
                                  * outputs stay from the forward */
-  int d0[SF_MAX_LEVELS + 1][SF_MAX_SLABS + 1]; /* slab boundaries per level */
-  /* ---- H/W blocks (dc_num_shards along H and W; docs/architecture.md §5): nd depth slabs x nh x nw
-   * blocks, S = nd * nh * nw, block k = (kd * nh + kh) * nw + kw; nh = nw = 1: depth slabs only ---- */
-  int nd, nh, nw;
-  int h0[SF_MAX_LEVELS + 1][SF_MAX_HW + 1], w0[SF_MAX_LEVELS + 1][SF_MAX_HW + 1];
+  /* ---- the block grid of each level (docs/architecture.md §5): nd depth slabs x nh x nw H/W blocks,
+   * block k = (kd * nh + kh) * nw + kw; nh = nw = 1: depth slabs only. Usually the same counts at
+   * every level (boundaries fixed at the bottleneck); a grid finer than a deep level merges there
+   * (graph.c level_grids): mv[l] is level l's grid on level l-1's volume, and the merged views
+   * below hold level l-1 tensors in it around the max-pool and the up-conv ---- */
+  lvl_grid lg[SF_MAX_LEVELS + 1], mv[SF_MAX_LEVELS + 1];
+  int merges[SF_MAX_LEVELS + 1];      /* level l >= 1 has fewer blocks than level l-1 */
+  sf_tensor m_pool_in[SF_MAX_LEVELS + 1], m_pool_grad[SF_MAX_LEVELS + 1], m_skip_grad[SF_MAX_LEVELS + 1];
+  sf_tensor m_up[SF_MAX_LEVELS + 1], m_up_grad[SF_MAX_LEVELS + 1];
+  int *plevel;                        /* P: the level whose blocks contribute to parameter p's gradient */
   blk_scratch scratch[SF_MAX_SCRATCH];
   int nscratch;
 
@@ -155,7 +167,8 @@ void sf_graph_submit_optimizer(sf_graph *g, double lr, long step);
 /* graph_blocks.c: with H/W blocks (g->nh * g->nw > 1), a 3x3x3 conv runs on padded copies of its
  * blocks. y = conv(x); dx (or NULL) and dW of y = conv(x) from dy (the weight gradient through
  * conv3_weights_task, graph_backward.c's accumulation rule). Every halo it needs is exchanged here. */
-static inline int sf_graph_blocked(const sf_graph *g) { return g->nh * g->nw > 1; }
+static inline int sf_graph_blocked_at(const sf_graph *g, int l) { return g->lg[l].nh * g->lg[l].nw > 1; }
+static inline int sf_graph_blocked(const sf_graph *g) { return sf_graph_blocked_at(g, 0); }
 void sf_graph_scratch_init(sf_graph *g);
 void sf_graph_scratch_free(sf_graph *g);
 int sf_graph_level_of(const sf_graph *g, const sf_tensor *t);
@@ -170,7 +183,13 @@ static inline sf_handle sf_graph_grad_of(const sf_graph *g, int q, int p)
 {
   return g->spatial > 1 ? g->hgq[(size_t)q * g->P + p] : g->hg[p];
 }
-/* The shard owning slab k (0 in a single process). */
+/* The shard owning slab k of level 0 / block k of level l (0 in a single process). */
 static inline int sf_graph_shard_of(const sf_graph *g, int k) { return g->owner[k] - g->root; }
+static inline int sf_graph_shard_at(const sf_graph *g, int l, int k) { return g->lg[l].owner[k] - g->root; }
+/* graph.c: the tensor grid of a level's blocks (mv: the merged view grid). */
+sf_tensor_grid sf_graph_tensor_grid(const lvl_grid *lg);
+/* graph_forward.c: copies src into dst, a tensor of the same volume in another block grid, box by box
+ * (merging blocks onto fewer owners, or splitting them back). */
+void sf_graph_regrid(sf_graph *g, sf_tensor *dst, const sf_tensor *src);
 
 #endif

@@ -19,7 +19,7 @@ static int plan_slabs(const sf_unet *u, const sf_config *c, const sf_memplan_lay
   const int coarse = u->edge[u->levels], cap = coarse < SF_MAX_SLABS ? coarse : SF_MAX_SLABS, T = l->spatial;
   int S = (int)c->slabs;
   if (S > 0) return S;
-  if (l->shards_h * l->shards_w > 1) return T; /* H/W blocks: one slab per depth shard */
+  if (l->shards_h * l->shards_w > 1 || T > cap) return T; /* H/W blocks, or merging: one slab per shard */
   S = sf_graph_auto_slabs(coarse, l->workers, c->more_determinism != 0);
   if (T > 1) {
     S = (S + T - 1) / T * T;
@@ -181,14 +181,17 @@ static double plan_workspace(const sf_unet *u, int cpu_workers)
   return (double)cpu_workers * (slot0 + slot1) * sizeof(float);
 }
 
-void sf_memory_plan(const sf_unet *u, const sf_config *c, const sf_memplan_layout *l, sf_memplan *m)
+void sf_memory_plan(const sf_unet *u, const sf_config *c, const sf_memplan_layout *l0, sf_memplan *m)
 {
   *m = (sf_memplan){0};
-  const int S = plan_slabs(u, c, l), B = c->local_batch_size > 1 ? (int)c->local_batch_size : 1;
+  const int S = plan_slabs(u, c, l0), B = c->local_batch_size > 1 ? (int)c->local_batch_size : 1;
+  sf_memplan_layout lay = *l0; /* more slabs than the bottleneck edge: merged there, the model's rule */
+  if (S > u->edge[u->levels]) lay.grid_depth = 1;
+  const sf_memplan_layout *l = &lay;
   const double N = (double)u->total_params * sizeof(float), e0 = u->edge[0];
   m->slabs = S;
   plan_tensors(u, S, l, c->activation_checkpointing != 0, m);
-  m->activations += plan_pad_scratch(u, l, S); /* H/W blocks: the convs' padded copies */
+  m->pad_copies = plan_pad_scratch(u, l, S); /* H/W blocks: the convs' padded copies */
   m->params = N;
   m->grads = N + plan_extra_grads(u, c, l, S) + (l->spatial * l->replicas > 1 ? N : 0);
   m->optimizer = 2 * N + (c->warmup_batches > 0 ? 3 * N : 0) + (c->async_save ? 3 * N : 0);
@@ -205,7 +208,7 @@ void sf_memory_plan(const sf_unet *u, const sf_config *c, const sf_memplan_layou
   m->samples = B * own * (u->in_channels * 4.0 + 2.0) + stage * 4.0;
   m->workspace = plan_workspace(u, l->cpu_workers);
   m->base = SF_MEMPLAN_BASE_BYTES;
-  m->total = m->activations + m->act_grads + m->halo + m->params + m->grads + m->optimizer + m->partial_sums +
+  m->total = m->activations + m->act_grads + m->halo + m->pad_copies + m->params + m->grads + m->optimizer + m->partial_sums +
              m->samples + m->workspace + m->base;
 }
 
@@ -220,13 +223,14 @@ static const char *amount(double bytes, char *b)
 
 void sf_memory_plan_format(const sf_memplan *m, const char *prefix, char *buf, size_t len)
 {
-  char a[10][32];
+  char a[11][32], pads[64] = "";
+  if (m->pad_copies > 0) snprintf(pads, sizeof pads, ", padded conv copies %s", amount(m->pad_copies, a[10]));
   snprintf(buf, len,
-           "%sactivations %s, activation gradients %s, halo planes %s\n"
+           "%sactivations %s, activation gradients %s, halo planes %s%s\n"
            "%sparameters %s, gradients %s, optimizer state and snapshots %s, partial sums %s\n"
            "%ssample buffers %s, worker scratch %s, process base %s\n"
            "%stotal %.1f MiB (%.2f GiB) per rank, %d depth slabs",
-           prefix, amount(m->activations, a[0]), amount(m->act_grads, a[1]), amount(m->halo, a[2]), prefix,
+           prefix, amount(m->activations, a[0]), amount(m->act_grads, a[1]), amount(m->halo, a[2]), pads, prefix,
            amount(m->params, a[3]), amount(m->grads, a[4]), amount(m->optimizer, a[5]), amount(m->partial_sums, a[6]),
            prefix, amount(m->samples, a[7]), amount(m->workspace, a[8]), amount(m->base, a[9]), prefix,
            m->total / MIB, m->total / (MIB * 1024), m->slabs);

@@ -1,6 +1,7 @@
 /* The shard-grid refusals of sf_graph_check_config (src/train/graph.c), which the MPI tests reach only
- * with as many ranks as the grid has: at ps 4 with a 1-level U-Net (bottleneck edge 8) a grid of 16
- * row blocks would give a block no row at the bottleneck (smaller than its halo), spatial_ranks
+ * with as many ranks as the grid has: at ps 4 with a 1-level U-Net (bottleneck edge 8) a grid finer
+ * than 8 must be a power of two up to the input edge 16 (the bottleneck then merges blocks; 12 or 32
+ * are refused), spatial_ranks
  * together with dc_num_shards is ambiguous, a grid whose product is not the ranks per volume is
  * refused, and dc_shard_dims places the counts ([2, 1, 1] along dims [3, 2, 4] is 2 row blocks). Each
  * refusal names the key and what was expected. */
@@ -53,14 +54,20 @@ int main(void)
   int g[3];
   sf_config_shard_grid(&c, g);
   SF_CHECK(g[0] == 1 && g[1] == 2 && g[2] == 2 && sf_config_spatial(&c) == 4, "grid %d x %d x %d", g[0], g[1], g[2]);
-  grid(&c, 1, 16, 1, 1);
-  expect(&u, &c, 16, "dc_num_shards", "16 shards along the rows, but the rows split into at most 8 blocks");
+  grid(&c, 1, 16, 1, 1); /* finer than the bottleneck edge 8: merged at the bottleneck, accepted */
+  expect(&u, &c, 16, NULL, NULL);
+  grid(&c, 1, 32, 1, 1);
+  expect(&u, &c, 32, "dc_num_shards", "32 shards along the rows; expected 1..8, or a power of two up to 16");
+  grid(&c, 1, 12, 1, 1);
+  expect(&u, &c, 12, "dc_num_shards", "12 shards along the rows; expected 1..8, or a power of two up to 16");
   grid(&c, 1, 1, 2, 2);
   expect(&u, &c, 4, "dc_num_shards", "spatial_ranks is the depth-only shorthand");
   grid(&c, 2, 2, 1, 1);
   expect(&u, &c, 8, "dc_num_shards", "a grid of 2 x 2 x 1 shards, but the distribution layout has 8 ranks per volume");
   grid(&c, 1, 1, 1, 16);
-  expect(&u, &c, 16, "spatial_ranks", "16 shards along the depth");
+  expect(&u, &c, 16, NULL, NULL);
+  grid(&c, 1, 1, 1, 32);
+  expect(&u, &c, 32, "spatial_ranks", "32 shards along the depth");
   c.dc_shard_dims[0] = 3; /* [2, 1, 1] along dims [3, 2, 4]: 2 row blocks */
   c.dc_shard_dims[1] = 2;
   grid(&c, 2, 1, 1, 1);

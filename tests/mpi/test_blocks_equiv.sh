@@ -5,8 +5,9 @@
 # fixed order): parameters after 2 steps within 1e-5 relative of 1 untiled rank. Not bitwise: the
 # blocks' partial sums and convs add in another order than the untiled run's. 2 replicas x [1,1,2]
 # (4 ranks) equal 2 unsharded replicas (which mpi_dp_equiv checks against dp_ref) within 1e-5.
-# Every rank reads only its box of each sample (the .npy headers + its voxels x 14 bytes), and a
-# grid that does not divide the ranks is refused before any work.
+# Grids finer than the bottleneck edge merge blocks there: [4,1,1] and [1,1,4] with a bottleneck of 2
+# equal 1 untiled rank of that net. Every rank reads only its box of each sample (the .npy headers +
+# its voxels x 14 bytes), and a grid that does not divide the ranks is refused before any work.
 source "${0%/*}/lib.sh" || { echo "FAIL: cannot load ${0%/*}/lib.sh" >&2; exit 1; }
 t0=$(date +%s)
 MAXC=2 # samples per run: 2 steps of 1 replica (4 for 2 replicas)
@@ -65,6 +66,23 @@ run_grid dpw 4 "[1, 1, 2]"
 for r in 0 1 2 3; do check_box "$out" $r $((G * G * G / 2)); done
 echo "2 replicas x [1,1,2] (4 ranks) vs 2 unsharded replicas:"
 close dpw dp
+
+# Grids finer than the bottleneck: with unet_bottleneck_dim 1 (edges 16, 8, 4, 2) the bottleneck has 2
+# planes, rows and columns, so [4,1,1] (depth slabs) and [1,1,4] (column blocks) merge pairs of blocks
+# there onto 2 owners and split them back on the way up; both equal 1 untiled rank of the same net.
+BN=(--set unet_bottleneck_dim=1)
+MAXC=2
+out1=$(bench1 "${SMALL[@]}" --set checkpoint_interval=1 --max-count 2 --set slabs=1 "${BN[@]}" \
+  --set base_run_dir="$T/one-bn1" 2>&1) || die "1-rank run (bottleneck 1) exited with $?: $out1"
+for gr in "4, 1, 1" "1, 1, 4"; do
+  name="merge-${gr//, /}"
+  run_grid "$name" 4 "[$gr]" "${BN[@]}" -v
+  want="task graph: 4 depth slabs"
+  [ "$gr" = "1, 1, 4" ] && want="task graph: 4 blocks (1 depth slabs x 1 x 4 row and column blocks"
+  grep -q "$want" <<<"$out" || die "[$gr]: expected '$want': $(grep 'task graph' <<<"$out")"
+  echo "[$gr] (4 ranks, the bottleneck's 2 blocks merged from 4) vs 1 untiled rank:"
+  close "$name" one-bn1
+done
 
 # a grid whose product does not divide the ranks: refused before any work, naming the key
 bad=$(benchn 4 "${SMALL[@]}" --set "dc_num_shards=[1, 3, 1]" --set base_run_dir="$T/bad" 2>&1)

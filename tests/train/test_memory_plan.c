@@ -142,7 +142,9 @@ int main(void)
     double in1 = 16 * 8 * 10 + 2 * 16 * 10 * 10.0, both1 = 2 * 16 * 8 * 10 + 4 * 16 * 10 * 10.0;
     double in2 = 8 * 4 * 6 + 2 * 8 * 6 * 6.0, both2 = 2 * 8 * 4 * 6 + 4 * 8 * 6 * 6.0;
     double pads = 4.0 * (in0 * (3 + 128) + both0 * 64 + in1 * (64 + 256) + both1 * 128 + in2 * 128 + both2 * 256);
-    EQ(hw.activations - flat.activations / 4, pads, "H/W blocks [1,2,2]: padded conv copies beyond a quarter of the activations");
+    EQ(hw.activations, flat.activations / 4, "H/W blocks [1,2,2]: a quarter of the activations");
+    EQ(hw.pad_copies, pads, "H/W blocks [1,2,2]: the padded conv copies");
+    EQ(flat.pad_copies, 0, "no H/W blocks: no padded copies");
     EQ(hw.slabs, 1, "H/W blocks: one depth slab per depth shard");
     sf_unet_free(&u);
     sf_config_free(&c);
