@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # 3D blocks (dc_num_shards): a volume split over ranks along rows and columns as well as depth
-# equals 1 untiled rank. [1,2,2] and [2,2,1] on 4 ranks (H/W blocks padded with their neighbours'
-# columns and rows, halo pieces through StarPU-MPI, GroupNorm/loss/Dice sums over the blocks in a
-# fixed order): parameters after 2 steps within 1e-5 relative of 1 untiled rank. Not bitwise: the
-# blocks' partial sums and convs add in another order than the untiled run's. 2 replicas x [1,1,2]
+# equals 1 untiled rank. [1,2,2] (also with more_determinism and activation_checkpointing) and
+# [2,2,1] on 4 ranks (H/W blocks padded with their neighbours' columns and rows, halo pieces through
+# StarPU-MPI, GroupNorm/loss/Dice sums over the blocks in a fixed order): parameters after 2 steps
+# within 1e-5 relative of 1 untiled rank. Not bitwise: the blocks' partial sums and convs add in
+# another order than the untiled run's. 2 replicas x [1,1,2]
 # (4 ranks) equal 2 unsharded replicas (which mpi_dp_equiv checks against dp_ref) within 1e-5.
 # Grids finer than the bottleneck edge merge blocks there: [4,1,1] and [1,1,4] with a bottleneck of 2
 # equal 1 untiled rank of that net. Every rank reads only its box of each sample (the .npy headers +
@@ -54,6 +55,12 @@ for r in 0 1 2 3; do check_box "$out" $r $((G * G * G / 4)); done
 grep -q "the box \[0, 16) x \[8, 16) x \[0, 8) of 16^3" <<<"$out" || die "no rank read the box of rows 8..16, columns 0..8: $out"
 echo "[1,2,2] (4 ranks) vs 1 untiled rank:"
 close hw one
+
+# the same grid with more_determinism's per-block partials and activation_checkpointing's recomputed
+# blocks (each conv pads its recomputed input again)
+run_grid hw-md-ck 4 "[1, 2, 2]" --set more_determinism=1 --set activation_checkpointing=1
+echo "[1,2,2] with more_determinism and activation_checkpointing (4 ranks) vs 1 untiled rank:"
+close hw-md-ck one
 
 run_grid dh 4 "[2, 2, 1]"
 for r in 0 1 2 3; do check_box "$out" $r $((G * G * G / 4)); done
