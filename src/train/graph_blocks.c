@@ -14,7 +14,7 @@
 #define CRIT (&g->opt_crit)
 #define PARAM(p) (g->hp[(p)])
 
-static const char *const kind_name[SF_SCR_KINDS] = {"padw.x", "pad.x", "padw.y", "pad.y", "zero.y", "out"};
+static const char *const kind_name[SF_SCR_KINDS] = {"padw", "pad.x", "pad.y", "out"};
 
 int sf_graph_level_of(const sf_graph *g, const sf_tensor *t)
 {
@@ -35,15 +35,13 @@ static sf_tensor *scratch(sf_graph *g, int l, int C, int kind)
   s->C = C;
   s->kind = kind;
   const lvl_grid *lv = &g->lg[l];
-  int rows = kind != SF_SCR_PADW_X && kind != SF_SCR_PADW_Y, h0[SF_MAX_HW + 1], w0[SF_MAX_HW + 1];
+  int rows = kind != SF_SCR_PADW_X, h0[SF_MAX_HW + 1], w0[SF_MAX_HW + 1];
   for (int i = 0; i <= lv->nh; i++) h0[i] = lv->h0[i] + (rows ? 2 * i : 0);
   for (int i = 0; i <= lv->nw; i++) w0[i] = lv->w0[i] + 2 * i;
   sf_tensor_grid grid = {.nd = lv->nd, .nh = lv->nh, .nw = lv->nw, .d0 = lv->d0, .h0 = h0, .w0 = w0};
   char name[48];
   snprintf(name, sizeof name, "L%d.%s.%d", l, kind_name[kind], C);
-  int halo = kind == SF_SCR_PADW_X || kind == SF_SCR_PADW_Y ? 1 << SF_AXIS_H
-             : kind == SF_SCR_PAD_X || kind == SF_SCR_PAD_Y ? 1 << SF_AXIS_D
-                                                            : 0;
+  int halo = kind == SF_SCR_PADW_X ? 1 << SF_AXIS_H : kind == SF_SCR_PAD_X || kind == SF_SCR_PAD_Y ? 1 << SF_AXIS_D : 0;
   const int e = g->u->edge[l];
   if (g->spatial > 1) {
     sf_tensor_dist d = {.owner = lv->owner, .me = g->me, .scope = sf_dist_replica(), .obj = g->ntensor++, .halo = halo};
@@ -55,8 +53,10 @@ static sf_tensor *scratch(sf_graph *g, int l, int C, int kind)
   return &s->t;
 }
 
-/* Every scratch tensor the convs of block b need: inputs of cin and cout channels, the output
- * gradient (cout), the padded outputs of the forward (cout) and of dX (cin). */
+/* Every scratch tensor the convs of block b need: inputs of cin and cout channels (the column-padded
+ * copy is shared with the output gradient's, which is padded just before or after), the output
+ * gradient (cout; later its zero-bordered copy for dW, in the same tensor), the padded outputs of the
+ * forward (cout) and of dX (cin). */
 static void scratch_for(sf_graph *g, const dconv_block *b)
 {
   const int l = b->level, cs[2] = {b->cin, b->cout};
@@ -65,9 +65,7 @@ static void scratch_for(sf_graph *g, const dconv_block *b)
     scratch(g, l, cs[i], SF_SCR_PAD_X);
     scratch(g, l, cs[i], SF_SCR_OUT);
   }
-  scratch(g, l, b->cout, SF_SCR_PADW_Y);
   scratch(g, l, b->cout, SF_SCR_PAD_Y);
-  scratch(g, l, b->cout, SF_SCR_ZERO);
 }
 
 void sf_graph_scratch_init(sf_graph *g)
@@ -88,7 +86,7 @@ void sf_graph_scratch_free(sf_graph *g)
  * Y scratch (an input and an output gradient of one conv are padded at once). */
 static sf_tensor *pad(sf_graph *g, sf_tensor *x, int l, int C, int y_side)
 {
-  sf_tensor *pw = scratch(g, l, C, y_side ? SF_SCR_PADW_Y : SF_SCR_PADW_X);
+  sf_tensor *pw = scratch(g, l, C, SF_SCR_PADW_X); /* one per level and C: the pads run one after the other */
   sf_tensor *p = scratch(g, l, C, y_side ? SF_SCR_PAD_Y : SF_SCR_PAD_X);
   sf_halo_exchange_axis(x, SF_AXIS_W);
   for (int k = 0; k < x->nslabs; k++)
@@ -130,22 +128,23 @@ void sf_graph_conv3_backward_blocked(sf_graph *g, sf_tensor *dx, sf_tensor *dy, 
                                      sf_conv3_dw_fn dw)
 {
   const int l = sf_graph_level_of(g, x);
+  /* x is padded before dX overwrites it (dx may be x itself); dy's padded copy serves dX, then its
+   * zero-bordered copy (the same tensor) serves dW */
   sf_tensor *py = dx ? pad(g, dy, l, cout, 1) : NULL, *px = pad(g, x, l, cin, 0);
-  sf_tensor *z = scratch(g, l, cout, SF_SCR_ZERO), *o = dx ? scratch(g, l, cin, SF_SCR_OUT) : NULL;
-  for (int k = 0; k < x->nslabs; k++) {
-    int H, W;
-    insert_task_embed_hw(CRIT, z->slab[k], dy->slab[k], cout);
-    sf_topt t = g->opt_low;
-    t.flops_share = padded_shape(px, k, &H, &W);
-    dw(g, sf_tensor_lo(px, k), px->slab[k], sf_tensor_hi(px, k), z->slab[k], H, W, w, cin, cout, k, &t);
-  }
-  if (!dx) return;
-  for (int k = 0; k < x->nslabs; k++) { /* after every dW read x (dx may be x itself) */
+  sf_tensor *z = scratch(g, l, cout, SF_SCR_PAD_Y), *o = dx ? scratch(g, l, cin, SF_SCR_OUT) : NULL;
+  for (int k = 0; dx && k < x->nslabs; k++) {
     int H, W;
     sf_topt t = g->opt_crit;
     t.flops_share = padded_shape(py, k, &H, &W);
     insert_task_conv3d_backward_data(&t, o->slab[k], sf_tensor_lo(py, k), py->slab[k], sf_tensor_hi(py, k), PARAM(w),
                                      H, W, cin, cout);
     insert_task_crop_hw(CRIT, dx->slab[k], o->slab[k], cin);
+  }
+  for (int k = 0; k < x->nslabs; k++) {
+    int H, W;
+    insert_task_embed_hw(CRIT, z->slab[k], dy->slab[k], cout);
+    sf_topt t = g->opt_low;
+    t.flops_share = padded_shape(px, k, &H, &W);
+    dw(g, sf_tensor_lo(px, k), px->slab[k], sf_tensor_hi(px, k), z->slab[k], H, W, w, cin, cout, k, &t);
   }
 }

@@ -39,10 +39,11 @@ typedef struct {
 } lvl_grid;
 
 /* Scratch tensors of the H/W block decomposition (graph_blocks.c): for a conv at a level, its input
- * padded with the neighbours' columns (PADW) and then rows (PAD), the same for the output gradient
- * (Y side), the output gradient in a zero border for dW (ZERO), and the conv's padded output (OUT).
- * One of each kind per level and channel count, reused by every conv there. */
-enum { SF_SCR_PADW_X, SF_SCR_PAD_X, SF_SCR_PADW_Y, SF_SCR_PAD_Y, SF_SCR_ZERO, SF_SCR_OUT, SF_SCR_KINDS };
+ * padded with the neighbours' columns (PADW_X, shared with the output gradient's) and then rows
+ * (PAD_X), the output gradient padded (PAD_Y; after dX, its copy in a zero border for dW), and the
+ * conv's padded output (OUT). One of each kind per level and channel count, reused by every conv
+ * there; StarPU orders the reuse. */
+enum { SF_SCR_PADW_X, SF_SCR_PAD_X, SF_SCR_PAD_Y, SF_SCR_OUT, SF_SCR_KINDS };
 #define SF_MAX_SCRATCH 96
 typedef struct {
   int level, C, kind;

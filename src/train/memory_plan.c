@@ -94,9 +94,9 @@ static void plan_tensors(const sf_unet *u, int S, const sf_memplan_layout *l, in
   }
 }
 
-/* H/W blocks (graph_blocks.c scratch_for): per level and channel count, the column-padded and padded
- * inputs, the padded output gradient and its zero-bordered copy, and the padded conv outputs, of this
- * rank's block. */
+/* H/W blocks (graph_blocks.c scratch_for): per level and channel count, the column-padded copy, the
+ * padded input, the padded output gradient (also its zero-bordered copy) and the padded conv output,
+ * of this rank's block. */
 static double plan_pad_scratch(const sf_unet *u, const sf_memplan_layout *l, int S)
 {
   if (l->shards_h * l->shards_w <= 1) return 0;
@@ -111,16 +111,16 @@ static double plan_pad_scratch(const sf_unet *u, const sf_memplan_layout *l, int
     sf_grid_level_blocks(u, i, &grid, n, blk);
     if (!a.grid_depth) blk[0] = (int)owned_planes(u, S, l->spatial, i);
     const double padw = (double)blk[0] * blk[1] * (blk[2] + 2), pad = (double)blk[0] * (blk[1] + 2) * (blk[2] + 2);
-    /* (C, kind) pairs: inputs of cin and cout (PADW, PAD, OUT each), output gradient of cout (PADW,
-     * PAD, zero-bordered: kinds 3 and 4 stand for the Y side) */
-    const int want[9][2] = {{cin, 0}, {cin, 1}, {cin, 2}, {cout, 0}, {cout, 1}, {cout, 2}, {cout, 3}, {cout, 4}, {cout, 5}};
-    for (int j = 0; j < 9; j++) {
+    /* (C, kind) pairs: inputs of cin and cout (PADW, PAD, OUT each: kinds 0, 1, 2), the output
+     * gradient of cout padded (kind 3; its column-padded copy shares PADW) */
+    const int want[7][2] = {{cin, 0}, {cin, 1}, {cin, 2}, {cout, 0}, {cout, 1}, {cout, 2}, {cout, 3}};
+    for (int j = 0; j < 7; j++) {
       int C = want[j][0], kind = want[j][1], dup = 0;
       for (int q = 0; q < nseen[i]; q++) dup |= seen[i][q][0] == C && seen[i][q][1] == kind;
       if (dup) continue;
       seen[i][nseen[i]][0] = C;
       seen[i][nseen[i]++][1] = kind;
-      bytes += (kind == 0 || kind == 3 ? padw : pad) * C * 4.0;
+      bytes += (kind == 0 ? padw : pad) * C * 4.0;
     }
   }
   return bytes;

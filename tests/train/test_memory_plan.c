@@ -124,7 +124,7 @@ int main(void)
   sf_config_free(&c);
   /* H/W blocks [1, 2, 2]: each rank's tensors are a quarter, plus the convs' padded copies
    * (graph_blocks.c), per level and channel count: an input of C channels PADW (e x h x (w+2)), PAD and
-   * OUT ((h+2) x (w+2)); an output gradient of C also PADW, PAD and the zero-bordered copy. Level 0
+   * OUT ((h+2) x (w+2)); an output gradient of C also PAD (its PADW is the input's). Level 0
    * (32 x 16 x 16 blocks): inputs 3 and 128, both sides of 64; level 1 (16 x 8 x 8): inputs 64 and
    * 256, both of 128; level 2 (8 x 4 x 4): input 128, both of 256. */
   {
@@ -138,9 +138,9 @@ int main(void)
     l4.shards_h = l4.shards_w = 2;
     sf_memory_plan(&u, &c, &l1, &flat);
     sf_memory_plan(&u, &c, &l4, &hw);
-    double in0 = 32 * 16 * 18 + 2 * 32 * 18 * 18.0, both0 = 2 * 32 * 16 * 18 + 4 * 32 * 18 * 18.0;
-    double in1 = 16 * 8 * 10 + 2 * 16 * 10 * 10.0, both1 = 2 * 16 * 8 * 10 + 4 * 16 * 10 * 10.0;
-    double in2 = 8 * 4 * 6 + 2 * 8 * 6 * 6.0, both2 = 2 * 8 * 4 * 6 + 4 * 8 * 6 * 6.0;
+    double in0 = 32 * 16 * 18 + 2 * 32 * 18 * 18.0, both0 = 32 * 16 * 18 + 3 * 32 * 18 * 18.0;
+    double in1 = 16 * 8 * 10 + 2 * 16 * 10 * 10.0, both1 = 16 * 8 * 10 + 3 * 16 * 10 * 10.0;
+    double in2 = 8 * 4 * 6 + 2 * 8 * 6 * 6.0, both2 = 8 * 4 * 6 + 3 * 8 * 6 * 6.0;
     double pads = 4.0 * (in0 * (3 + 128) + both0 * 64 + in1 * (64 + 256) + both1 * 128 + in2 * 128 + both2 * 256);
     EQ(hw.activations, flat.activations / 4, "H/W blocks [1,2,2]: a quarter of the activations");
     EQ(hw.pad_copies, pads, "H/W blocks [1,2,2]: the padded conv copies");
