@@ -4,7 +4,8 @@
 # [2,2,1] on 4 ranks (H/W blocks padded with their neighbours' columns and rows, halo pieces through
 # StarPU-MPI, GroupNorm/loss/Dice sums over the blocks in a fixed order): parameters after 2 steps
 # within 1e-5 relative of 1 untiled rank. Not bitwise: the blocks' partial sums and convs add in
-# another order than the untiled run's. 2 replicas x [1,1,2]
+# another order than the untiled run's; the [1,2,2] runs with and without more_determinism and
+# activation_checkpointing equal each other bit for bit. 2 replicas x [1,1,2]
 # (4 ranks) equal 2 unsharded replicas (which mpi_dp_equiv checks against dp_ref) within 1e-5.
 # Grids finer than the bottleneck edge merge blocks there: [4,1,1] and [1,1,4] with a bottleneck of 2
 # equal 1 untiled rank of that net. Every rank reads only its box of each sample (the .npy headers +
@@ -61,6 +62,13 @@ close hw one
 run_grid hw-md-ck 4 "[1, 2, 2]" --set more_determinism=1 --set activation_checkpointing=1
 echo "[1,2,2] with more_determinism and activation_checkpointing (4 ranks) vs 1 untiled rank:"
 close hw-md-ck one
+# bitwise where the reduction order allows: with one block per rank every gradient gets one
+# contribution per rank (a COMMUTE sum of one term, or one per-block partial), GroupNorm and the loss
+# reduce in block order, and the recomputed blocks are the forward's, so the two [1,2,2] runs agree
+# bit for bit (not with 1 untiled rank: its convs and sums add in another order)
+echo "[1,2,2] with more_determinism and activation_checkpointing vs [1,2,2] without, bitwise:"
+"$MPI_TOOL" ckpt-close "$(run_dir_of "$T/hw-md-ck")/checkpoints/checkpoint_last.bin" \
+  "$(run_dir_of "$T/hw")/checkpoints/checkpoint_last.bin" 0 || die "[1,2,2] runs with and without more_determinism differ"
 
 run_grid dh 4 "[2, 2, 1]"
 for r in 0 1 2 3; do check_box "$out" $r $((G * G * G / 4)); done
