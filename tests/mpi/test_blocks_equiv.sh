@@ -5,12 +5,13 @@
 # StarPU-MPI, GroupNorm/loss/Dice sums over the blocks in a fixed order): parameters after 2 steps
 # within 1e-5 relative of 1 untiled rank. Not bitwise: the blocks' partial sums and convs add in
 # another order than the untiled run's; the [1,2,2] runs with and without more_determinism and
-# activation_checkpointing equal each other bit for bit. 2 replicas x [1,1,2]
-# (4 ranks) equal 2 unsharded replicas (which mpi_dp_equiv checks against dp_ref) within 1e-5.
+# activation_checkpointing equal each other bit for bit. 2 replicas x [1,1,2] (4 ranks) equal the
+# one-process reference of 2 replicas at the same global batch (dp_ref) within 1e-5.
 # Grids finer than the bottleneck edge merge blocks there: [4,1,1] and [1,1,4] with a bottleneck of 2
 # equal 1 untiled rank of that net. Every rank reads only its box of each sample (the .npy headers +
 # its voxels x 14 bytes), and a grid that does not divide the ranks is refused before any work.
 source "${0%/*}/lib.sh" || { echo "FAIL: cannot load ${0%/*}/lib.sh" >&2; exit 1; }
+: "${DP_REF:?run through ctest (DP_REF)}"
 t0=$(date +%s)
 MAXC=2 # samples per run: 2 steps of 1 replica (4 for 2 replicas)
 G=16 # configs/tiny.yml: problem_scale 4
@@ -76,11 +77,15 @@ echo "[2,2,1] (4 ranks) vs 1 untiled rank:"
 close dh one
 
 MAXC=4
-run_grid dp 2 "[1, 1, 1]"
 run_grid dpw 4 "[1, 1, 2]"
 for r in 0 1 2 3; do check_box "$out" $r $((G * G * G / 2)); done
-echo "2 replicas x [1,1,2] (4 ranks) vs 2 unsharded replicas:"
-close dpw dp
+# the one-process reference of 2 replicas x batch 1 at the same global batch (tests/mpi/dp_ref.c: each
+# replica's batch loss with its own CE denominator, the gradients averaged, as upstream's DDP)
+ref=$(timeout "$RUN_TIMEOUT" "$DP_REF" 2 2 "$T/ref_r2_b1.bin" -c "$CFG" "${COMMON[@]}" "${SMALL[@]}" 2>&1) ||
+  die "dp_ref (2 replicas x batch 1) failed: $ref"
+echo "2 replicas x [1,1,2] (4 ranks) vs the one-process reference of 2 replicas x batch 1:"
+"$MPI_TOOL" ckpt-close "$(run_dir_of "$T/dpw")/checkpoints/checkpoint_last.bin" "$T/ref_r2_b1.bin" 1e-5 ||
+  die "2 replicas x [1,1,2] differ from the one-process reference of 2 replicas"
 
 # Grids finer than the bottleneck: with unet_bottleneck_dim 1 (edges 16, 8, 4, 2) the bottleneck has 2
 # planes, rows and columns, so [4,1,1] (depth slabs) and [1,1,4] (column blocks) merge pairs of blocks
