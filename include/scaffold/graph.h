@@ -21,7 +21,10 @@
  * of sf_graph_sample_box: x is (n[0],n[1],n[2],in_channels) NDHWC, labels (n[0],n[1],n[2]).
  *
  * Configuration keys used: `slabs` (0 = automatic: enough slabs per layer to feed every worker,
- * capped by the bottleneck edge), `more_determinism` (1 = fixed-order weight-gradient reduction:
+ * capped by the bottleneck edge), `dc_num_shards` / `dc_shard_dims` / `spatial_ranks` (the shard
+ * grid: blocks along depth, rows and columns on their ranks; rows and columns split make the convs
+ * run on padded copies, graph_blocks.c; a grid finer than a deep level merges there; in one process
+ * the test hook SF_HW_BLOCKS=RxC splits rows and columns), `more_determinism` (1 = fixed-order weight-gradient reduction:
  * bitwise identical results whatever the scheduler or worker count; the automatic slab count then
  * depends on the problem only), `optimizer` (a name of
  * src/train/optimizers.c's table), `local_batch_size` (the largest batch a
