@@ -2,16 +2,14 @@
  * codelets/cpu/halo_blocks.c): the layer copy that fills a halo piece (one row or column layer of a
  * block, for the neighbouring rank), the column and row padding that builds a block with its
  * neighbours' border, and the crop / embed between a block and its padded shape. Copies of a few
- * layers: CPU only, as the depth halo's plane copy (codelets/halo_plane.c). */
+ * layers. CPU = codelets/cpu/halo_blocks.c; CUDA (cuda_glue/blocks_cuda.c) and OpenCL
+ * (opencl/launch_blocks.c) do the same as rectangular device copies (halo_blocks_moves.h). */
 #include "codelet_common.h"
+#include "scaffold/codelet_args.h"
+#include "scaffold/opencl.h"
 #include "scaffold/ops.h"
 
-typedef struct {
-  int C;           /* channels */
-  int dlo[3], slo[3], ext[3]; /* box_copy */
-  int axis, last;  /* layer_copy */
-  int has_lo, has_hi; /* pad: which neighbours follow the [dst, src] buffers */
-} cl_blocks_args;
+typedef sf_blocks_args cl_blocks_args;
 
 static void extents(void *iface, int C, int n[3])
 {
@@ -103,12 +101,16 @@ static void box_copy_cpu(void *buffers[], void *cl_arg)
               a->slo, a->ext, voxel_bytes(buffers[1], a->C));
 }
 
-SF_CODELET(box_copy, v1, box_copy_cpu, SF_NONE, SF_NONE);
-SF_CODELET(layer_copy, v1, layer_copy_cpu, SF_NONE, SF_NONE);
-SF_CODELET(pad_cols, v1, pad_cols_cpu, SF_NONE, SF_NONE);
-SF_CODELET(pad_rows, v1, pad_rows_cpu, SF_NONE, SF_NONE);
-SF_CODELET(crop_hw, v1, crop_hw_cpu, SF_NONE, SF_NONE);
-SF_CODELET(embed_hw, v1, embed_hw_cpu, SF_NONE, SF_NONE);
+/* each with CPU, CUDA and OpenCL variants; exact copies, so OpenCL may take them in bitwise runs */
+#define BLOCKS_CODELET(op)                                         \
+  SF_CODELET(op, v1, op##_cpu, sf_##op##_cuda, sf_##op##_opencl); \
+  SF_OPENCL_CODELET(op, SF_OCL_EXACT)
+BLOCKS_CODELET(box_copy);
+BLOCKS_CODELET(layer_copy);
+BLOCKS_CODELET(pad_cols);
+BLOCKS_CODELET(pad_rows);
+BLOCKS_CODELET(crop_hw);
+BLOCKS_CODELET(embed_hw);
 
 static void submit2(struct starpu_codelet *cl, const sf_topt *o, cl_blocks_args *a, sf_handle dst, sf_handle src)
 {

@@ -88,4 +88,12 @@ typedef struct {
   int is_block; /* 3D block slab, else a vector */
 } sf_sample_args;
 
+/* ---- H/W block copies (codelets/halo_blocks.c) ---- */
+typedef struct {
+  int C;                      /* channels */
+  int dlo[3], slo[3], ext[3]; /* box_copy: where in dst, where in src, extents (depth, rows, columns) */
+  int axis, last;             /* layer_copy */
+  int has_lo, has_hi;         /* pad: which neighbours follow the [dst, src] buffers */
+} sf_blocks_args;
+
 #endif

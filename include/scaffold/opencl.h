@@ -55,6 +55,13 @@ void sf_maxpool3d_fwd_opencl(void *buffers[], void *cl_arg);
 void sf_maxpool3d_bwd_opencl(void *buffers[], void *cl_arg);
 void sf_concat_fwd_opencl(void *buffers[], void *cl_arg);
 void sf_concat_bwd_opencl(void *buffers[], void *cl_arg);
+/* H/W block copies (codelets/halo_blocks.c; rectangular copies, opencl/launch_blocks.c): [dst, src, lo?, hi?] */
+void sf_box_copy_opencl(void *buffers[], void *cl_arg);
+void sf_layer_copy_opencl(void *buffers[], void *cl_arg);
+void sf_pad_cols_opencl(void *buffers[], void *cl_arg);
+void sf_pad_rows_opencl(void *buffers[], void *cl_arg);
+void sf_crop_hw_opencl(void *buffers[], void *cl_arg);
+void sf_embed_hw_opencl(void *buffers[], void *cl_arg);
 /* loss: [acc, z, lab, cw], [dz, z, lab, cw, acc, wsum?], weight sum [part, lab, cw]; dice: [acc, z, lab] */
 void sf_loss_partial_opencl(void *buffers[], void *cl_arg);
 void sf_loss_bwd_opencl(void *buffers[], void *cl_arg);
