@@ -28,6 +28,23 @@ const char *sf_cpu_isa_name(sf_cpu_isa isa);
 /* Parses a name as above; -1 when unknown */
 int sf_cpu_isa_parse(const char *name);
 
+/* The bf16 engine of torch_amp: 1 on CPU workers (the bf16 convolutions, scaffold/ops.h): AMX tiles
+ * (TDPBF16PS, Sapphire Rapids and later Xeons, with the OS allowing the tile state), else AVX-512
+ * VDPBF16PS (Cooper Lake, Zen 4; on Sapphire/Emerald Rapids it runs at half the fp32 FMA rate), else
+ * none (torch_amp then leaves CPU workers in fp32). Decided once; SF_CPU_BF16=none|vdpbf16ps|amx caps it
+ * (a request above what the CPU has is capped, with a warning on stderr). */
+typedef enum {
+  SF_BF16_NONE = 0,
+  SF_BF16_VDPBF16PS, /* AVX512_BF16 dot products into zmm accumulators */
+  SF_BF16_AMX,       /* AMX-BF16 tile products */
+} sf_bf16_engine;
+sf_bf16_engine sf_bf16_engine_supported(void);
+sf_bf16_engine sf_bf16_engine_active(void);
+/* Tests and benchmarks only: make `e` the active engine (capped at what is supported) */
+sf_bf16_engine sf_bf16_engine_set_for_testing(sf_bf16_engine e);
+/* "none", "vdpbf16ps", "amx" */
+const char *sf_bf16_engine_name(sf_bf16_engine e);
+
 /* OpenBLAS's kernel core ("Haswell", "SkylakeX", "Prescott", ...) and whether it is a generic
  * fallback (Prescott, Core2, Katmai, Generic...): then every sgemm path runs far below the CPU's
  * peak, because this OpenBLAS does not know the CPU. */

@@ -52,6 +52,23 @@ void sf_conv3d_backward_weights_direct(float *dw, const float *x_lo, const float
 void sf_conv3d_backward_weights_taps_direct(float *dw, int t0, int t1, const float *x_lo, const float *x,
                                             const float *x_hi, const float *dy, int nd, int H, int W, int Cin,
                                             int Cout);
+/* bf16 kernels (torch_amp: 1 on CPU workers; codelets/cpu/conv3d_bf16*.c, conv3d_amx*.c): the same
+ * convolutions with the activations, gradients and weights rounded to bf16 (nearest even) and the
+ * products summed in fp32; fp32 in and out, same arguments as the _direct kernels. They run the active
+ * bf16 engine (scaffold/cpu_isa.h; abort when there is none): AVX-512 VDPBF16PS needs
+ * sf_cpu_bf16_supported() (AVX-512F/BW/VL and AVX512_BF16), AMX tiles sf_amx_supported() (AMX-TILE,
+ * AMX-BF16 and the OS's permission, asked for once). */
+int sf_cpu_bf16_supported(void);
+int sf_amx_supported(void);
+void sf_conv3d_forward_bf16(float *y, const float *x_lo, const float *x, const float *x_hi, const float *w, int nd,
+                            int H, int W, int Cin, int Cout);
+void sf_conv3d_backward_data_bf16(float *dx, const float *dy_lo, const float *dy, const float *dy_hi, const float *w,
+                                  int nd, int H, int W, int Cin, int Cout);
+void sf_conv3d_backward_weights_taps_bf16(float *dw, int t0, int t1, const float *x_lo, const float *x,
+                                          const float *x_hi, const float *dy, int nd, int H, int W, int Cin,
+                                          int Cout);
+/* dst[i] = src[i] rounded to bf16 exactly as the bf16 kernels round it (tests' references) */
+void sf_bf16_round_floats(float *dst, const float *src, size_t n);
 /* dx: (nd,H,W,Cin) written. dy, dy_lo, dy_hi: output-gradient planes d0..d0+nd-1, d0-1, d0+nd
  * (NULL at the faces). */
 void sf_conv3d_backward_data_ref(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,

@@ -150,7 +150,11 @@ static void run_once(const shape *s, bufs *b, int dir, int direct)
 {
   int nd = s->nd, H = s->H, W = s->W, Ci = s->Ci, Co = s->Co;
   size_t nv = (size_t)nd * H * W;
-  if (s->kind == CONV3 && direct) {
+  if (s->kind == CONV3 && direct == 2) { /* bf16 (torch_amp: 1) */
+    if (dir == 0) sf_conv3d_forward_bf16(b->y, b->xlo, b->x, b->xhi, b->w, nd, H, W, Ci, Co);
+    if (dir == 1) sf_conv3d_backward_data_bf16(b->dx, b->glo, b->dy, b->ghi, b->w, nd, H, W, Ci, Co);
+    if (dir == 2) sf_conv3d_backward_weights_taps_bf16(b->dw, 0, 27, b->xlo, b->x, b->xhi, b->dy, nd, H, W, Ci, Co);
+  } else if (s->kind == CONV3 && direct) {
     if (dir == 0) sf_conv3d_forward_direct(b->y, b->xlo, b->x, b->xhi, b->w, nd, H, W, Ci, Co);
     if (dir == 1) sf_conv3d_backward_data_direct(b->dx, b->glo, b->dy, b->ghi, b->w, nd, H, W, Ci, Co);
     if (dir == 2) sf_conv3d_backward_weights_direct(b->dw, b->xlo, b->x, b->xhi, b->dy, nd, H, W, Ci, Co);
@@ -195,7 +199,7 @@ static int picked(const shape *s, int dir, sf_cpu_isa active)
   return wins ? 1 + (int)active - SF_ISA_C : 0;
 }
 
-#define MAXV 4 /* im2col + up to three kernel sets */
+#define MAXV 5 /* im2col + up to three kernel sets + bf16 */
 
 /* Makes variant v active. A 3x3x3 conv: 0 = im2col + sgemm (set none), v >= 1 = the direct kernels
  * of set SF_ISA_C + v - 1. A 1x1x1 / transposed conv: 0 = sgemm (set none), 1 = its _blas kernel
@@ -206,6 +210,8 @@ static int use_variant(const shape *s, int v, sf_cpu_isa active)
     sf_cpu_isa_set_for_testing(v ? active : SF_ISA_NONE);
     return 0;
   }
+  int sets = active == SF_ISA_NONE ? 0 : (int)active - SF_ISA_C + 1;
+  if (v > sets) return 2; /* the bf16 column (conv3d_bf16*.c: no kernel set involved) */
   sf_cpu_isa_set_for_testing(v ? (sf_cpu_isa)(SF_ISA_C + v - 1) : SF_ISA_NONE);
   return v > 0;
 }
@@ -214,7 +220,7 @@ static int use_variant(const shape *s, int v, sf_cpu_isa active)
 static int variant_count(const shape *s, sf_cpu_isa active)
 {
   if (active == SF_ISA_NONE) return 1;
-  return s->kind == CONV3 ? 1 + (int)active - SF_ISA_C + 1 : 2;
+  return s->kind == CONV3 ? 1 + (int)active - SF_ISA_C + 1 + sf_cpu_bf16_supported() : 2;
 }
 
 /* gf[dir][v]: GFLOP/s of variant v (use_variant) of each direction of shape s: the median of `reps`
@@ -247,7 +253,7 @@ static void print_row(const shape *s, double gf[3][MAXV], int nsets, sf_cpu_isa 
   for (int dir = 0; dir < 3; dir++) {
     int pick = picked(s, dir, active);
     printf(" |");
-    for (int v = 0; v <= nsets; v++)
+    for (int v = 0; v <= nsets + sf_cpu_bf16_supported(); v++)
       if (v < nvar)
         printf(" %6.1f%c", gf[dir][v], v == pick ? '*' : ' ');
       else
@@ -298,13 +304,15 @@ int main(int argc, char **argv)
   printf("CPU kernel set: %s (supported: %s); 3x3x3 conv columns: im2col + sgemm", sf_cpu_isa_name(active),
          sf_cpu_isa_name(sf_cpu_isa_supported()));
   for (int v = 1; v <= nsets; v++) printf(", direct %s", sf_cpu_isa_name((sf_cpu_isa)(SF_ISA_C + v - 1)));
+  if (nsets && sf_cpu_bf16_supported()) printf(", bf16 (AVX512_BF16, torch_amp: 1)");
   printf("; 1x1x1 / transposed conv columns: sgemm, then the _blas kernel under %s; * = the dispatch's pick\n",
          sf_cpu_isa_name(active));
   printf("cblas_sgemm 2048^3: %.1f GFLOP/s (median of %d samples between layers, spread %.1f-%.1f)\n\n", ref, ns,
          lo, hi);
   printf("%-22s %8s %6s", "layer (slab)", "Cin->Cout", "GFLOP");
   const char *dirs[3] = {"forward", "dX", "dW"};
-  for (int dir = 0; dir < 3; dir++) printf(" | %-*s", 8 * (nsets + 1) - 1, dirs[dir]);
+  int ncols = nsets + 1 + (nsets && sf_cpu_bf16_supported());
+  for (int dir = 0; dir < 3; dir++) printf(" | %-*s", 8 * ncols - 1, dirs[dir]);
   printf("\n");
   for (int i = 0; i < n; i++) print_row(&list[i], gf[i], nsets, active);
   return 0;

@@ -1,0 +1,120 @@
+/* 3x3x3 convolution (padding 1, stride 1, no bias), forward and dX, with bf16 operands and fp32 accumulation on
+ * AMX tiles (TDPBF16PS), for torch_amp: 1 on CPU workers of CPUs with AMX-BF16 (Sapphire Rapids and later
+ * Xeons). Same contract and rounding as conv3d_bf16.c (scaffold/ops.h).
+ *
+ * An implicit GEMM on the zero-padded bf16 slab (conv3d_bf16_internal.h), computed on the padded grid: output
+ * row q of the GEMM is padded voxel q, and its tap-t input is padded voxel q + offset(t), so the A tile of 16
+ * consecutive padded voxels x 32 input channels is one strided tile load straight from the slab (rows Kp
+ * channels apart), whatever the tap. Outputs at padding voxels are computed and dropped (about (W+2)(H+2)/(WH)
+ * extra work: 13 % at 32^2 planes, 56 % at 8^2). B tiles hold the weights of one tap and 32 input channels for
+ * 16 output channels, packed once per call as [tap][chunk][pair][16][2]. Block: 2 A tiles (32 voxels) x 2 B
+ * tiles (32 output channels) into 4 C tiles over all 27 taps x Kp/32 chunks; then the C tiles go through a
+ * small buffer into y, interior voxels only. Channel counts <= 32 take one chunk of Kp = K rounded up to even. */
+#include <string.h>
+
+#include <immintrin.h>
+
+#include "scaffold/common.h"
+#include "scaffold/ops.h"
+#include "scaffold/workspace.h"
+
+#include "conv3d_amx_internal.h"
+
+/* wf: (27, nk, kc/2, NB, 16, 2) fp32, block n of 16 output channels from c0 = 16n; forward w[t][k][c], dX
+ * w[26-t][c][k]; zero beyond K inputs and N outputs
+ * */
+static void pack_weights(float *wf, const float *w, int Cin, int Cout, int flip, int Kp, int kc, int NB)
+{
+  int K = flip ? Cout : Cin, N = flip ? Cin : Cout, nk = Kp / kc;
+  memset(wf, 0, sizeof(float) * 27 * (size_t)Kp * NB * 16);
+  for (int t = 0; t < 27; t++) {
+    const float *src = w + (size_t)(flip ? 26 - t : t) * Cin * Cout;
+    for (int k = 0; k < K; k++) {
+      int chunk = k / kc, pair = (k % kc) / 2, s = k % 2;
+      for (int c = 0; c < N; c++) {
+        size_t at = ((((size_t)t * nk + chunk) * NB + c / 16) * (kc / 2) + pair) * 32 + (size_t)(c % 16) * 2 + s;
+        wf[at] = flip ? src[(size_t)c * Cout + k] : src[(size_t)k * Cout + c];
+      }
+    }
+  }
+}
+
+/* The 32 padded voxels from q of the 2 x 2 C tiles (through buf: 32 rows x 32 floats) into y: interior voxels
+ * only, channels [n0, n0+nb) of N */
+static void store_block(float *y, const float *buf, size_t q, int nd, int H, int W, int N, int n0, int nb)
+{
+  size_t prow = (size_t)W + 2, pplane = prow * (H + 2);
+  for (int i = 0; i < 32; i++) {
+    size_t p = q + i, pd = p / pplane, ph = p / prow % (H + 2), pw = p % prow;
+    if (pd < 1 || pd > (size_t)nd || ph < 1 || ph > (size_t)H || pw < 1 || pw > (size_t)W) continue;
+    float *dst = y + (((pd - 1) * H + ph - 1) * W + pw - 1) * N + n0;
+    memcpy(dst, buf + (size_t)i * 32, sizeof(float) * nb);
+  }
+}
+
+/* C tiles (0: voxels q.., channels n0..; 1: q.., n0+16..; 2: q+16.., n0..; 3: q+16.., n0+16..) = sum over taps
+ * and chunks; xq: the slab at padded voxel q, wn: block n0's packed weights */
+SF_AMX_TARGET static void amx_block(const sf_bf16 *xq, size_t xstride_b, const ptrdiff_t *toff, const sf_bf16 *wb,
+                                    int nk, int kc, int NB, int n0blk, int two_n)
+{
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  size_t bstride = (size_t)(kc / 2) * 32; /* bf16 per B block */
+  for (int t = 0; t < 27; t++)
+    for (int c = 0; c < nk; c++) {
+      const sf_bf16 *a = xq + toff[t] + (size_t)c * kc;
+      const sf_bf16 *b = wb + (((size_t)t * nk + c) * NB + n0blk) * bstride;
+      _tile_loadd(4, a, xstride_b);
+      _tile_loadd(5, a + 16 * (xstride_b / 2), xstride_b);
+      _tile_loadd(6, b, 64);
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_dpbf16ps(2, 5, 6);
+      if (two_n) {
+        _tile_loadd(7, b + bstride, 64);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(3, 5, 7);
+      }
+    }
+}
+
+SF_AMX_TARGET static void amx_store(float *buf)
+{
+  _tile_stored(0, buf, 128);
+  _tile_stored(1, buf + 16, 128);
+  _tile_stored(2, buf + 16 * 32, 128);
+  _tile_stored(3, buf + 16 * 32 + 16, 128);
+}
+
+SF_AMX_TARGET void sf_conv3d_amx(float *y, const float *x_lo, const float *x, const float *x_hi, const float *w, int nd,
+                                 int H, int W, int Cin, int Cout, int flip)
+{
+  SF_ASSERT(sf_amx_supported());
+  int K = flip ? Cout : Cin, N = flip ? Cin : Cout;
+  int Kp = K <= 32 ? (K + 1) & ~1 : (K + 31) / 32 * 32, kc = Kp < 32 ? Kp : 32, nk = Kp / kc, NB = (N + 15) / 16;
+  size_t nvox = sf_bf16_pad_voxels(nd, H, W) + SF_AMX_MARGIN;
+  sf_bf16 *xb = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_X, nvox * Kp / 2 + 1);
+  float *wf = sf_workspace_floats(SF_BF16_SLOT_AUX, (size_t)27 * Kp * NB * 16);
+  sf_bf16 *wb = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_PACK, (size_t)27 * Kp * NB * 8 + 1);
+  float *buf = sf_workspace_floats(SF_BF16_SLOT_LIST, 32 * 32);
+  sf_bf16_pad_slab(xb, x_lo, x, x_hi, nd, H, W, K, Kp);
+  memset(xb + (nvox - SF_AMX_MARGIN) * Kp, 0, sizeof(sf_bf16) * SF_AMX_MARGIN * Kp);
+  pack_weights(wf, w, Cin, Cout, flip, Kp, kc, NB);
+  sf_bf16_from_floats(wb, wf, (size_t)27 * Kp * NB * 16);
+  ptrdiff_t toff[27];
+  for (int t = 0; t < 27; t++) toff[t] = sf_bf16_tap_off(t, H, W) * Kp;
+  sf_amx_config cfg;
+  sf_amx_config_set(&cfg, 16, kc * 2, kc / 2);
+  _tile_loadconfig(&cfg);
+  size_t q0 = sf_bf16_pidx(0, 0, 0, H, W), q1 = sf_bf16_pidx(nd - 1, H - 1, W - 1, H, W) + 1;
+  for (int nb0 = 0; nb0 < NB; nb0 += 2) {
+    int two_n = nb0 + 1 < NB, n0 = nb0 * 16, nb = N - n0 < 32 ? N - n0 : 32;
+    for (size_t q = q0; q < q1; q += 32) {
+      amx_block(xb + q * Kp, (size_t)Kp * 2, toff, wb, nk, kc, NB, nb0, two_n);
+      amx_store(buf);
+      store_block(y, buf, q, nd, H, W, N, n0, nb);
+    }
+  }
+  _tile_release();
+}

@@ -1,0 +1,36 @@
+/* Shared by the AMX bf16 3x3x3 convolution kernels (conv3d_amx.c: forward and dX, conv3d_amx_dw.c: dW): the
+ * tile configuration and the function attribute. AMX multiplies tiles: C (16 x 16 fp32) += A (16 rows x 32
+ * bf16) . B (16 rows of 16 column pairs), B in "VNNI" order (B[k/2][n][k%2]). Tiles 0-3 are C accumulators, 4-5
+ * A tiles, 6-7 B tiles. The OS must allow the tile data state (sf_amx_supported asks Linux once per process,
+ * arch_prctl ARCH_REQ_XCOMP_PERM). */
+#ifndef SF_CONV3D_AMX_INTERNAL_H
+#define SF_CONV3D_AMX_INTERNAL_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "conv3d_bf16_internal.h"
+
+#define SF_AMX_TARGET __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512bf16")))
+
+/* A run of padded voxels: AMX kernels read whole tiles of 32 consecutive padded voxels past the last output
+ * voxel, so their slabs carry this many zero voxels beyond sf_bf16_pad_voxels */
+#define SF_AMX_MARGIN 64
+
+typedef struct {
+  uint8_t palette, start_row, reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+} sf_amx_config;
+
+/* C tiles 16 x 64 B; A tiles a_rows x a_colsb; B tiles b_rows x 64 B */
+static inline void sf_amx_config_set(sf_amx_config *c, int a_rows, int a_colsb, int b_rows)
+{
+  memset(c, 0, sizeof *c);
+  c->palette = 1;
+  for (int i = 0; i < 4; i++) c->colsb[i] = 64, c->rows[i] = 16;
+  for (int i = 4; i < 6; i++) c->colsb[i] = (uint16_t)a_colsb, c->rows[i] = (uint8_t)a_rows;
+  for (int i = 6; i < 8; i++) c->colsb[i] = 64, c->rows[i] = (uint8_t)b_rows;
+}
+
+#endif

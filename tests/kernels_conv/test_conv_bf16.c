@@ -1,0 +1,176 @@
+/* The bf16 3x3x3 convolution kernels (torch_amp: 1 on CPU workers), every engine this CPU has (AVX-512
+ * VDPBF16PS: codelets/cpu/conv3d_bf16*.c; AMX tiles: conv3d_amx*.c), each made active in turn, against the
+ * naive fp32 _ref oracle, forward, dX and dW (whole and as two tap blocks, accumulated onto a non-zero
+ * gradient):
+ *  - on inputs already rounded to bf16 the products are exact in fp32, so the kernel must equal the
+ *    reference to fp32 summation error (max relative error <= 1e-5): this checks the arithmetic;
+ *  - on the raw fp32 inputs it must stay within bf16's tolerance (<= 2e-2 relative to the largest value)
+ *    and differ from fp32 by more than summation error (>= 1e-4): this checks that the operands really
+ *    are rounded, as upstream's autocast rounds them;
+ *  - the rounding itself is round-to-nearest-even, checked against a scalar definition on ties.
+ * Shapes: odd and even channel counts (pairs), a partial last output vector, one or two vectors, rows split
+ * into uneven register blocks, odd rows (dW's last voxel pairs with zero), AMX's K chunks and partial C
+ * tiles, every halo case. Skipped (exit 77) on a CPU without AVX512_BF16; an engine the CPU lacks is skipped
+ * with a message. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "convtest.h"
+#include "scaffold/cpu_isa.h"
+#include "scaffold/ops.h"
+#include "testutil.h"
+
+#define RTOL_EXACT 1e-5 /* kernel vs reference on bf16-rounded operands */
+#define RTOL_BF16 2e-2  /* kernel vs reference on fp32 operands */
+#define MIN_BF16 1e-4   /* ... and at least this far from it: the operands are rounded */
+
+static float *rounded(const float *a, size_t n)
+{
+  if (!a) return NULL;
+  float *r = ct_zeros(n);
+  sf_bf16_round_floats(r, a, n);
+  return r;
+}
+
+/* RNE to bf16 by its definition, for finite inputs */
+static float rne_bf16(float f)
+{
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static void check_rounding(void)
+{
+  float in[70], out[70], want[70];
+  for (int i = 0; i < 64; i++)
+    in[i] = ldexpf(1.0f + (float)i / 128.0f + (i % 2 ? 0x1p-9f : 0.0f), i % 9 - 4) * (i % 3 ? 1 : -1);
+  in[64] = 1.0f + 0x1p-8f;           /* a tie, rounds down to even 1.0 */
+  in[65] = 1.0f + 0x1p-7f + 0x1p-8f; /* a tie, rounds up to even 1 + 2^-6 */
+  in[66] = 0.0f, in[67] = -0.0f, in[68] = 3.0e38f, in[69] = 1.0e-30f;
+  for (int i = 0; i < 70; i++) want[i] = rne_bf16(in[i]);
+  sf_bf16_round_floats(out, in, 70); /* 70: one full vector pair, then a masked tail */
+  sf_check_bitwise_f("bf16 rounding (nearest even, ties, signs, extremes)", out, want, 70);
+}
+
+typedef void (*conv_fn)(float *, const float *, const float *, const float *, const float *, int, int, int, int, int);
+
+/* out = kernel(in), ref_exact = ref(rounded in), ref_fp32 = ref(in); the three checks above */
+static void check_pair(const char *name, const float *out, const float *ref_exact, const float *ref_fp32, size_t n)
+{
+  char nm[256];
+  snprintf(nm, sizeof nm, "%s vs reference on bf16 operands", name);
+  sf_check_close_f(nm, out, ref_exact, n, RTOL_EXACT);
+  snprintf(nm, sizeof nm, "%s vs fp32 reference (bf16 tolerance)", name);
+  sf_check_close_f(nm, out, ref_fp32, n, RTOL_BF16);
+  double e = sf_max_rel_err_f(out, ref_fp32, n, NULL);
+  sf_test_checks++;
+  if (!(e >= MIN_BF16)) {
+    sf_test_failures++;
+    fprintf(stderr,
+            "FAIL %s: differs from fp32 by only %.3e < %.1e: operands not "
+            "rounded to bf16?\n",
+            name, e, MIN_BF16);
+  }
+}
+
+static void check_dirs(const char *tag, int nd, int H, int W, int Ci, int Co, const float *xlo, const float *x,
+                       const float *xhi, const float *dylo, const float *dy, const float *dyhi, const float *w)
+{
+  size_t pl_x = (size_t)H * W * Ci, pl_y = (size_t)H * W * Co;
+  const float *rx[3] = {rounded(xlo, pl_x), rounded(x, nd * pl_x), rounded(xhi, pl_x)};
+  const float *rdy[3] = {rounded(dylo, pl_y), rounded(dy, nd * pl_y), rounded(dyhi, pl_y)};
+  float *rw = rounded(w, (size_t)27 * Ci * Co);
+  const struct {
+    const char *dir;
+    conv_fn ref, bf16;
+    const float *lo, *in, *hi, *const *r;
+    size_t nout;
+  } dirs[2] = {
+      {"forward", sf_conv3d_forward_ref, sf_conv3d_forward_bf16, xlo, x, xhi, rx, nd * pl_y},
+      {"dX", sf_conv3d_backward_data_ref, sf_conv3d_backward_data_bf16, dylo, dy, dyhi, rdy, nd * pl_x},
+  };
+  for (int i = 0; i < 2; i++) {
+    float *exact = ct_zeros(dirs[i].nout), *fp32 = ct_zeros(dirs[i].nout), *out = ct_rand(dirs[i].nout, 99);
+    dirs[i].ref(exact, dirs[i].r[0], dirs[i].r[1], dirs[i].r[2], rw, nd, H, W, Ci, Co);
+    dirs[i].ref(fp32, dirs[i].lo, dirs[i].in, dirs[i].hi, w, nd, H, W, Ci, Co);
+    dirs[i].bf16(out, dirs[i].lo, dirs[i].in, dirs[i].hi, w, nd, H, W, Ci, Co);
+    char nm[192];
+    snprintf(nm, sizeof nm, "%s %s", tag, dirs[i].dir);
+    check_pair(nm, out, exact, fp32, dirs[i].nout);
+    free(exact), free(fp32), free(out);
+  }
+  for (int i = 0; i < 3; i++) free((void *)rx[i]), free((void *)rdy[i]);
+  free(rw);
+}
+
+static void check_dw(const char *tag, int nd, int H, int W, int Ci, int Co, const float *xlo, const float *x,
+                     const float *xhi, const float *dy, uint64_t s)
+{
+  size_t pl_x = (size_t)H * W * Ci, pl_y = (size_t)H * W * Co, nw = (size_t)27 * Ci * Co;
+  float *rxlo = rounded(xlo, pl_x), *rx = rounded(x, nd * pl_x), *rxhi = rounded(xhi, pl_x);
+  float *rdy = rounded(dy, nd * pl_y), *dw0 = ct_rand(nw, s);
+  for (size_t i = 0; i < nw; i++) dw0[i] *= 0.1f * (float)(nd * H * W); /* the size of a gradient, not above */
+  float *exact = ct_copy(dw0, nw), *fp32 = ct_copy(dw0, nw), *out = ct_copy(dw0, nw);
+  sf_conv3d_backward_weights_ref(exact, rxlo, rx, rxhi, rdy, nd, H, W, Ci, Co);
+  sf_conv3d_backward_weights_ref(fp32, xlo, x, xhi, dy, nd, H, W, Ci, Co);
+  sf_conv3d_backward_weights_taps_bf16(out, 0, 14, xlo, x, xhi, dy, nd, H, W, Ci, Co);
+  sf_conv3d_backward_weights_taps_bf16(out + (size_t)14 * Ci * Co, 14, 27, xlo, x, xhi, dy, nd, H, W, Ci, Co);
+  /* the accumulator's own size hides the rounding: compare the added parts */
+  for (size_t i = 0; i < nw; i++) exact[i] -= dw0[i], fp32[i] -= dw0[i], out[i] -= dw0[i];
+  char nm[192];
+  snprintf(nm, sizeof nm, "%s dW taps [0,14) + [14,27), accumulated", tag);
+  check_pair(nm, out, exact, fp32, nw);
+  free(rxlo), free(rx), free(rxhi), free(rdy), free(dw0), free(exact), free(fp32), free(out);
+}
+
+static void check_conv(int nd, int H, int W, int Ci, int Co, int lo, int hi, uint64_t s)
+{
+  char tag[128];
+  snprintf(tag, sizeof tag, "bf16[%s] conv3d %dx%dx%d %d->%d halo %s/%s", sf_bf16_engine_name(sf_bf16_engine_active()),
+           nd, H, W, Ci, Co, lo ? "lo" : "-", hi ? "hi" : "-");
+  size_t pl_x = (size_t)H * W * Ci, pl_y = (size_t)H * W * Co;
+  float *x = ct_rand(nd * pl_x, s), *xlo = lo ? ct_rand(pl_x, s + 1) : NULL, *xhi = hi ? ct_rand(pl_x, s + 2) : NULL;
+  float *dy = ct_rand(nd * pl_y, s + 3), *dylo = lo ? ct_rand(pl_y, s + 4) : NULL;
+  float *dyhi = hi ? ct_rand(pl_y, s + 5) : NULL, *w = ct_rand((size_t)27 * Ci * Co, s + 6);
+  check_dirs(tag, nd, H, W, Ci, Co, xlo, x, xhi, dylo, dy, dyhi, w);
+  check_dw(tag, nd, H, W, Ci, Co, xlo, x, xhi, dy, s + 7);
+  free(x), free(xlo), free(xhi), free(dy), free(dylo), free(dyhi), free(w);
+}
+
+static void check_all(void);
+
+int main(void)
+{
+  if (!sf_cpu_bf16_supported()) {
+    printf("skip: this CPU has no AVX512_BF16 (the bf16 kernels need "
+           "VDPBF16PS)\n");
+    return 77;
+  }
+  check_rounding();
+  for (int e = SF_BF16_VDPBF16PS; e <= SF_BF16_AMX; e++) {
+    if (sf_bf16_engine_set_for_testing((sf_bf16_engine)e) != (sf_bf16_engine)e) {
+      printf("skip bf16 engine %s: this CPU (or its OS) does not offer it\n", sf_bf16_engine_name((sf_bf16_engine)e));
+      continue;
+    }
+    check_all();
+  }
+  return sf_test_end();
+}
+
+static void check_all(void)
+{
+  check_conv(3, 5, 7, 16, 32, 1, 1, 300);  /* 7 voxels: one block; two output vectors */
+  check_conv(2, 4, 13, 5, 48, 0, 1, 310);  /* odd input channels (a zero pair member); 48 = 32 + 16 */
+  check_conv(4, 3, 25, 32, 16, 1, 0, 320); /* 25 = 9 + 8 + 8; dW: odd rows */
+  check_conv(1, 1, 1, 16, 16, 0, 0, 330);  /* a single voxel */
+  check_conv(2, 2, 12, 48, 80, 1, 1, 340); /* full blocks; 80 = 32 + 32 + 16 */
+  check_conv(3, 4, 11, 1, 8, 1, 1, 355);   /* one input channel (the network's first conv), 8 outputs */
+  check_conv(2, 3, 6, 24, 20, 1, 1, 385);  /* 20 = 16 + a masked 4; dX: 24 = 16 + 8 */
+  check_conv(2, 4, 4, 64, 64, 0, 0, 390);  /* short rows, many channels; dW blocks of 11 + 11 + 10 ... */
+  check_conv(3, 9, 9, 40, 36, 1, 1, 400);  /* AMX: a K chunk of 32 + 8, C tiles of 16 + 16 + 4 / 8 */
+  check_conv(2, 5, 6, 96, 16, 0, 1, 410);  /* AMX: three K chunks; dW: three input channel tiles */
+}
