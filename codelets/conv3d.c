@@ -2,65 +2,99 @@
  * slabs with halos, and a CPU-only dW codelet for the gradient rows of a range of taps.
  * Buffers: [out, in, w, in_lo?, in_hi?]; the halo slabs are passed whole and the
  * kernel gets a pointer to the last plane of slab k-1 and the first plane of slab k+1 (NULL at the
- * volume's faces). CPU = the im2col + OpenBLAS kernels (codelets/cpu/conv3d_blas.c). */
+ * volume's faces). CPU = the im2col + OpenBLAS kernels (codelets/cpu/conv3d_blas.c), which hand over to
+ * the direct kernels where they win. The _bf16 codelets (sf_topt.bf16, torch_amp: 1) run the bf16
+ * engine's kernels on CPU workers (codelets/cpu/conv3d_bf16*.c, conv3d_amx*.c), with their own perfmodels. */
 #include <string.h>
 
 #include "codelet_common.h"
 #include "conv3d_halos.h"
 #include "scaffold/codelet_args.h"
+#include "scaffold/cpu_isa.h"
 #include "scaffold/opencl.h"
 #include "scaffold/ops.h"
 
-static void conv3d_fwd_cpu(void *buffers[], void *cl_arg)
+typedef void (*conv3d_slab_fn)(float *, const float *, const float *, const float *, const float *, int, int, int, int,
+                               int);
+typedef void (*conv3d_taps_fn)(float *, int, int, const float *, const float *, const float *, const float *, int, int,
+                               int, int, int);
+
+/* buffers: [out, in, w, in_lo?, in_hi?]: the forward or dX kernel f on the slab */
+static void conv3d_slab(void *buffers[], const sf_conv3d_args *a, conv3d_slab_fn f)
 {
-  const sf_conv3d_args *a = cl_arg;
   const float *lo, *hi;
   sf_conv3d_halo_planes(buffers, a, &lo, &hi);
-  sf_conv3d_forward_blas(sf_blk_f(buffers[0]), lo, sf_blk_f(buffers[1]), hi, sf_vec_f(buffers[2]),
-                         sf_blk_nz(buffers[0]), a->H, a->W, a->Cin, a->Cout);
+  f(sf_blk_f(buffers[0]), lo, sf_blk_f(buffers[1]), hi, sf_vec_f(buffers[2]), sf_blk_nz(buffers[0]), a->H, a->W, a->Cin,
+    a->Cout);
 }
 
-static void conv3d_bwd_data_cpu(void *buffers[], void *cl_arg)
+/* buffers: [dw rows, x, dy, x_lo?, x_hi?]: the gradient rows of taps [t0, t1) by f, or all of dW by the _blas
+ * kernel when f is NULL; a partial (SF_ACC_PARTIAL) is zeroed first */
+static void conv3d_weights(void *buffers[], const sf_conv3d_args *a, int t0, int t1, conv3d_taps_fn f)
 {
-  const sf_conv3d_args *a = cl_arg;
-  const float *lo, *hi;
-  sf_conv3d_halo_planes(buffers, a, &lo, &hi);
-  sf_conv3d_backward_data_blas(sf_blk_f(buffers[0]), lo, sf_blk_f(buffers[1]), hi, sf_vec_f(buffers[2]),
-                               sf_blk_nz(buffers[0]), a->H, a->W, a->Cin, a->Cout);
-}
-
-/* buffers: [dw, x, dy, x_lo?, x_hi?] */
-static void conv3d_bwd_weights_cpu(void *buffers[], void *cl_arg)
-{
-  const sf_conv3d_args *a = cl_arg;
-  const float *lo, *hi;
-  sf_conv3d_halo_planes(buffers, a, &lo, &hi);
-  float *dw = sf_vec_f(buffers[0]);
-  if (a->overwrite) memset(dw, 0, sf_vec_n(buffers[0]) * sizeof(float)); /* SF_ACC_PARTIAL: a fresh per-slab partial */
-  sf_conv3d_backward_weights_blas(dw, lo, sf_blk_f(buffers[1]), hi, sf_blk_f(buffers[2]), sf_blk_nz(buffers[1]),
-                                  a->H, a->W, a->Cin, a->Cout);
-}
-
-/* buffers: [dw rows, x, dy, x_lo?, x_hi?] */
-static void conv3d_bwd_weights_taps_cpu(void *buffers[], void *cl_arg)
-{
-  const sf_conv3d_taps_args *r = cl_arg;
-  const sf_conv3d_args *a = &r->c;
   const float *lo, *hi;
   sf_conv3d_halo_planes(buffers, a, &lo, &hi);
   float *dw = sf_vec_f(buffers[0]);
   if (a->overwrite) memset(dw, 0, sf_vec_n(buffers[0]) * sizeof(float));
-  sf_conv3d_backward_weights_taps_blas(dw, r->t0, r->t1, lo, sf_blk_f(buffers[1]), hi, sf_blk_f(buffers[2]),
-                                       sf_blk_nz(buffers[1]), a->H, a->W, a->Cin, a->Cout);
+  if (f)
+    f(dw, t0, t1, lo, sf_blk_f(buffers[1]), hi, sf_blk_f(buffers[2]), sf_blk_nz(buffers[1]), a->H, a->W, a->Cin,
+      a->Cout);
+  else
+    sf_conv3d_backward_weights_blas(dw, lo, sf_blk_f(buffers[1]), hi, sf_blk_f(buffers[2]), sf_blk_nz(buffers[1]), a->H,
+                                    a->W, a->Cin, a->Cout);
+}
+
+static void conv3d_fwd_cpu(void *buffers[], void *cl_arg) { conv3d_slab(buffers, cl_arg, sf_conv3d_forward_blas); }
+static void conv3d_bwd_data_cpu(void *buffers[], void *cl_arg)
+{
+  conv3d_slab(buffers, cl_arg, sf_conv3d_backward_data_blas);
+}
+static void conv3d_bwd_weights_cpu(void *buffers[], void *cl_arg) { conv3d_weights(buffers, cl_arg, 0, 27, NULL); }
+static void conv3d_bwd_weights_taps_cpu(void *buffers[], void *cl_arg)
+{
+  const sf_conv3d_taps_args *r = cl_arg;
+  conv3d_weights(buffers, &r->c, r->t0, r->t1, sf_conv3d_backward_weights_taps_blas);
+}
+
+/* The bf16 codelets (sf_topt.bf16, torch_amp: 1): the same buffers, the bf16 engine's kernels */
+static void conv3d_fwd_bf16_cpu(void *buffers[], void *cl_arg) { conv3d_slab(buffers, cl_arg, sf_conv3d_forward_bf16); }
+static void conv3d_bwd_data_bf16_cpu(void *buffers[], void *cl_arg)
+{
+  conv3d_slab(buffers, cl_arg, sf_conv3d_backward_data_bf16);
+}
+static void conv3d_bwd_weights_bf16_cpu(void *buffers[], void *cl_arg)
+{
+  conv3d_weights(buffers, cl_arg, 0, 27, sf_conv3d_backward_weights_taps_bf16);
+}
+static void conv3d_bwd_weights_taps_bf16_cpu(void *buffers[], void *cl_arg)
+{
+  const sf_conv3d_taps_args *r = cl_arg;
+  conv3d_weights(buffers, &r->c, r->t0, r->t1, sf_conv3d_backward_weights_taps_bf16);
+}
+
+const char *sf_cpu_bf16_engine(void)
+{
+  sf_bf16_engine e = sf_bf16_engine_active();
+  return e == SF_BF16_NONE ? NULL : sf_bf16_engine_name(e);
 }
 
 SF_CODELET(conv3d_fwd, avx512_openblas_v2, conv3d_fwd_cpu, sf_conv3d_fwd_cuda, sf_conv3d_fwd_opencl);
-SF_CODELET(conv3d_bwd_data, avx512_openblas_v2, conv3d_bwd_data_cpu, sf_conv3d_bwd_data_cuda, sf_conv3d_bwd_data_opencl);
-SF_CODELET(conv3d_bwd_weights, avx512_openblas_v2, conv3d_bwd_weights_cpu, sf_conv3d_bwd_weights_cuda, sf_conv3d_bwd_weights_opencl);
+SF_CODELET(conv3d_bwd_data, avx512_openblas_v2, conv3d_bwd_data_cpu, sf_conv3d_bwd_data_cuda,
+           sf_conv3d_bwd_data_opencl);
+SF_CODELET(conv3d_bwd_weights, avx512_openblas_v2, conv3d_bwd_weights_cpu, sf_conv3d_bwd_weights_cuda,
+           sf_conv3d_bwd_weights_opencl);
 SF_CODELET(conv3d_bwd_weights_taps, avx512_openblas_v2, conv3d_bwd_weights_taps_cpu, SF_NONE, SF_NONE);
+SF_CODELET(conv3d_fwd_bf16, bf16_v1, conv3d_fwd_bf16_cpu, sf_conv3d_fwd_cuda, sf_conv3d_fwd_opencl);
+SF_CODELET(conv3d_bwd_data_bf16, bf16_v1, conv3d_bwd_data_bf16_cpu, sf_conv3d_bwd_data_cuda, sf_conv3d_bwd_data_opencl);
+SF_CODELET(conv3d_bwd_weights_bf16, bf16_v1, conv3d_bwd_weights_bf16_cpu, sf_conv3d_bwd_weights_cuda,
+           sf_conv3d_bwd_weights_opencl);
+SF_CODELET(conv3d_bwd_weights_taps_bf16, bf16_v1, conv3d_bwd_weights_taps_bf16_cpu, SF_NONE, SF_NONE);
 SF_OPENCL_CODELET(conv3d_fwd, SF_OCL_INEXACT);
 SF_OPENCL_CODELET(conv3d_bwd_data, SF_OCL_INEXACT);
 SF_OPENCL_CODELET(conv3d_bwd_weights, SF_OCL_INEXACT);
+SF_OPENCL_CODELET(conv3d_fwd_bf16, SF_OCL_INEXACT);
+SF_OPENCL_CODELET(conv3d_bwd_data_bf16, SF_OCL_INEXACT);
+SF_OPENCL_CODELET(conv3d_bwd_weights_bf16, SF_OCL_INEXACT);
 
 static void add_halos(sf_buf *b, sf_conv3d_args *a, sf_handle lo, sf_handle hi)
 {
@@ -77,8 +111,8 @@ static double conv_flops(sf_handle slab, int H, int W, int Cin, int Cout)
   return 2.0 * 27.0 * (double)nz * H * W * Cin * Cout;
 }
 
-void insert_task_conv3d_forward(const sf_topt *o, sf_handle y, sf_handle x_lo, sf_handle x, sf_handle x_hi,
-                                sf_handle w, int H, int W, int Cin, int Cout)
+void insert_task_conv3d_forward(const sf_topt *o, sf_handle y, sf_handle x_lo, sf_handle x, sf_handle x_hi, sf_handle w,
+                                int H, int W, int Cin, int Cout)
 {
   sf_conv3d_args a = {.H = H, .W = W, .Cin = Cin, .Cout = Cout};
   sf_buf b = {.n = 0};
@@ -86,11 +120,11 @@ void insert_task_conv3d_forward(const sf_topt *o, sf_handle y, sf_handle x_lo, s
   sf_buf_add(&b, x, STARPU_R);
   sf_buf_add(&b, w, STARPU_R);
   add_halos(&b, &a, x_lo, x_hi);
-  sf_submit(&cl_conv3d_fwd, o, &a, sizeof a, &b, conv_flops(y, H, W, Cin, Cout));
+  sf_submit(o->bf16 ? &cl_conv3d_fwd_bf16 : &cl_conv3d_fwd, o, &a, sizeof a, &b, conv_flops(y, H, W, Cin, Cout));
 }
 
-void insert_task_conv3d_backward_data(const sf_topt *o, sf_handle dx, sf_handle dy_lo, sf_handle dy,
-                                      sf_handle dy_hi, sf_handle w, int H, int W, int Cin, int Cout)
+void insert_task_conv3d_backward_data(const sf_topt *o, sf_handle dx, sf_handle dy_lo, sf_handle dy, sf_handle dy_hi,
+                                      sf_handle w, int H, int W, int Cin, int Cout)
 {
   sf_conv3d_args a = {.H = H, .W = W, .Cin = Cin, .Cout = Cout};
   sf_buf b = {.n = 0};
@@ -98,7 +132,8 @@ void insert_task_conv3d_backward_data(const sf_topt *o, sf_handle dx, sf_handle 
   sf_buf_add(&b, dy, STARPU_R);
   sf_buf_add(&b, w, STARPU_R);
   add_halos(&b, &a, dy_lo, dy_hi);
-  sf_submit(&cl_conv3d_bwd_data, o, &a, sizeof a, &b, conv_flops(dx, H, W, Cin, Cout));
+  sf_submit(o->bf16 ? &cl_conv3d_bwd_data_bf16 : &cl_conv3d_bwd_data, o, &a, sizeof a, &b,
+            conv_flops(dx, H, W, Cin, Cout));
 }
 
 void insert_task_conv3d_backward_weights(const sf_topt *o, sf_accum acc, sf_handle dw, sf_handle x_lo, sf_handle x,
@@ -111,7 +146,8 @@ void insert_task_conv3d_backward_weights(const sf_topt *o, sf_accum acc, sf_hand
   sf_buf_add(&b, x, STARPU_R);
   sf_buf_add(&b, dy, STARPU_R);
   add_halos(&b, &a, x_lo, x_hi);
-  sf_submit(&cl_conv3d_bwd_weights, o, &a, sizeof a, &b, conv_flops(x, H, W, Cin, Cout));
+  sf_submit(o->bf16 ? &cl_conv3d_bwd_weights_bf16 : &cl_conv3d_bwd_weights, o, &a, sizeof a, &b,
+            conv_flops(x, H, W, Cin, Cout));
 }
 
 void insert_task_conv3d_backward_weights_taps(const sf_topt *o, sf_accum acc, sf_handle dw_rows, int t0, int t1,
@@ -125,6 +161,6 @@ void insert_task_conv3d_backward_weights_taps(const sf_topt *o, sf_accum acc, sf
   sf_buf_add(&b, x, STARPU_R);
   sf_buf_add(&b, dy, STARPU_R);
   add_halos(&b, &a.c, x_lo, x_hi);
-  sf_submit(&cl_conv3d_bwd_weights_taps, o, &a, sizeof a, &b,
+  sf_submit(o->bf16 ? &cl_conv3d_bwd_weights_taps_bf16 : &cl_conv3d_bwd_weights_taps, o, &a, sizeof a, &b,
             conv_flops(x, H, W, Cin, Cout) * (double)(t1 - t0) / 27.0);
 }

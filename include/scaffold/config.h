@@ -45,7 +45,7 @@ typedef struct sf_config {
   long more_determinism;            /* 0 */
   long datagen_from_scratch;        /* 0 */
   long train_from_scratch;          /* 1 */
-  long torch_amp;                   /* 1 (bf16 on CUDA workers; CPU and OpenCL stay fp32, with a warning) */
+  long torch_amp;                   /* 1: bf16 convolutions on CPU (AVX512_BF16/AMX) and CUDA workers */
   char *framework;                  /* "torch" (accepted for compatibility) */
   char *checkpoint_dir;             /* "checkpoints" */
   long loss_freq;                   /* 1 (accepted, unused, as upstream) */

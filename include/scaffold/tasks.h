@@ -43,12 +43,21 @@ typedef enum {
  *        with MPI accepts 1.
  *  flops_share: 0 (the default) or the share of the task's work that counts in its declared flops
  *        (a conv on a block padded with its neighbours' border computes outputs that are thrown away:
- *        only the block's own count, so GFLOP/s stay the model's). */
+ *        only the block's own count, so GFLOP/s stay the model's).
+ *  bf16: 0 (the default) or 1 for torch_amp: 1: the 3x3x3 convolutions submit their bf16 codelets,
+ *        whose CPU functions run the bf16 engine (bf16 operands, fp32 sums; needs
+ *        sf_cpu_bf16_engine() != NULL) and whose CUDA functions run under the CUDA precision torch_amp
+ *        set (bf16); OpenCL workers keep fp32. Their own perfmodels (another symbol). */
 typedef struct sf_topt {
   int prio;
   int mpi;
   double flops_share;
+  int bf16;
 } sf_topt;
+
+/* The bf16 engine CPU workers run for sf_topt.bf16 ("amx", "vdpbf16ps"), or NULL when this CPU has
+ * none (scaffold/cpu_isa.h) */
+const char *sf_cpu_bf16_engine(void);
 
 /* ---- 3x3x3 convolution, padding 1, no bias (codelets/conv3d.c) --------------------------------
  * y: (nd,H,W,Cout) written; x: (nd,H,W,Cin) with halos; w: (3,3,3,Cin,Cout). */

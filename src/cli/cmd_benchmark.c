@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -26,6 +27,7 @@
 #include "scaffold/npy.h"
 #include "scaffold/runtime.h"
 #include "scaffold/signals.h"
+#include "scaffold/tasks.h"
 #include "scaffold/trace.h"
 #include "scaffold/trainer.h"
 
@@ -387,10 +389,16 @@ int sf_cmd_benchmark(int argc, char **argv)
   sf_info("benchmark: CPU kernels: %s", sf_cpu_kernels_describe(kdesc, sizeof kdesc));
   if (sf_blas_generic_warning(kwarn, sizeof kwarn)) sf_warn("%s", kwarn);
   sf_result_set_string(res, "cpu_kernels", sf_cpu_isa_name(sf_cpu_isa_active()));
-  if (c.torch_amp) /* upstream's CPU autocast runs the convolutions in bf16: say that ours does not */
-    sf_warn("torch_amp: 1 means bf16 (fp32 accumulation) on CUDA workers only; CPU and OpenCL workers compute "
-            "in fp32 (no bf16 CPU kernels yet), where upstream's CPU autocast would run the convolutions in bf16");
-  sf_result_set_string(res, "cpu_precision", "fp32");
+  const char *bf16_engine = sf_cpu_bf16_engine();
+  if (c.torch_amp && bf16_engine)
+    sf_info("benchmark: torch_amp: 1: CPU workers run the 3x3x3 convolutions in bf16 (engine %s: bf16 operands, "
+            "fp32 sums); GroupNorm, the loss, reductions, the 1x1x1 and transposed convolutions and Adam stay "
+            "fp32, OpenCL workers stay fp32 (docs/performance.md, \"bf16\")", bf16_engine);
+  else if (c.torch_amp) /* upstream's CPU autocast runs the convolutions in bf16: say that ours cannot here */
+    sf_warn("torch_amp: 1: this CPU has no bf16 instructions (AVX512_BF16%s), so CPU workers compute the "
+            "convolutions in fp32 where upstream's CPU autocast would run them in bf16; CUDA workers run bf16",
+            getenv("SF_CPU_BF16") ? ", or SF_CPU_BF16 turned them off" : "");
+  sf_result_set_string(res, "cpu_precision", c.torch_amp && bf16_engine ? "bf16" : "fp32");
   if (sf_dist_active())
     sf_info("benchmark: %d MPI ranks = %d data-parallel replica(s) x %d spatial shard(s) (StarPU-MPI); rank 0 "
             "writes the outputs; workers per rank as above", sf_dist_size(), sf_dist_replicas(), sf_dist_spatial());

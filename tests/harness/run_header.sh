@@ -6,8 +6,9 @@
 # and carries cpu_kernels in its SFBENCH JSON. SF_CPU_ISA=c is followed by both. With
 # OPENBLAS_CORETYPE=Prescott (Debian's DYNAMIC_ARCH OpenBLAS switches to its generic core) both warn
 # that OpenBLAS runs generic kernels and suggest OPENBLAS_CORETYPE; without it, no such warning. With
-# torch_amp: 1 (the default) the header warns that CPU workers compute in fp32 (issue 20) and the JSON
-# records cpu_precision fp32; with torch_amp: 0 no such warning.
+# torch_amp: 1 (the default) the header names the bf16 engine CPU workers run the convolutions on and the
+# JSON records cpu_precision bf16, or, on a CPU without AVX512_BF16 or with SF_CPU_BF16=none, warns that
+# they compute in fp32 and records fp32; with torch_amp: 0 neither.
 # usage: run_header.sh BENCH_TRAIN_STEP   (SF_BINARY, SF_SOURCE_DIR: set by CTest)
 set -u
 BTS=${1:?usage: run_header.sh BENCH_TRAIN_STEP}
@@ -15,7 +16,7 @@ BIN=${SF_BINARY:?SF_BINARY is not set}
 T=$(mktemp -d "${TMPDIR:-/tmp}/sf-header-XXXXXX")
 trap 'rm -rf "$T"' EXIT
 export STARPU_HOME="$T/starpu_home" STARPU_SILENT=1
-unset SF_CPU_ISA SF_CONV_DIRECT OPENBLAS_CORETYPE STARPU_SCHED STARPU_NCPU
+unset SF_CPU_ISA SF_CPU_BF16 SF_CONV_DIRECT OPENBLAS_CORETYPE STARPU_SCHED STARPU_NCPU
 mkdir -p "$STARPU_HOME"
 fails=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
@@ -68,14 +69,29 @@ grep -q '^benchmark: CPU kernels: .*, OpenBLAS core Prescott$' "$T/prescott.log"
 grep -qE "^scaffold: warning: OpenBLAS core Prescott: this $generic_warning" "$T/prescott.log" ||
   fail "OPENBLAS_CORETYPE=Prescott: no generic-kernels warning:"$'\n'"$(cat "$T/prescott.log")"
 
-# torch_amp (default 1, as upstream): CPU workers stay fp32, which the header warns about and the result
-# records (cpu_precision); with torch_amp: 0 there is nothing to warn about
-amp_warning='warning: torch_amp: 1 means bf16 \(fp32 accumulation\) on CUDA workers only; CPU and OpenCL workers compute in fp32'
-grep -qE "$amp_warning" "$T/plain.log" || fail "torch_amp: 1 (default): no fp32-on-CPU warning:"$'\n'"$(cat "$T/plain.log")"
-[ -n "$res" ] && [ "$(jfield "$res" cpu_precision)" != fp32 ] && fail "result JSON cpu_precision '$(jfield "$res" cpu_precision)'"
+# torch_amp (default 1, as upstream): on a CPU with AVX512_BF16 the header says CPU workers run the convs
+# in bf16 on an engine and the result records cpu_precision bf16; without it (or with SF_CPU_BF16=none,
+# checked on any CPU) it warns that they compute in fp32 and records fp32; torch_amp: 0 says neither
+amp_warning='warning: torch_amp: 1: this CPU has no bf16 instructions \(AVX512_BF16.*CPU workers compute the convolutions in fp32'
+amp_info='^benchmark: torch_amp: 1: CPU workers run the 3x3x3 convolutions in bf16 \(engine (amx|vdpbf16ps):'
+res_plain=$res
+if grep -qw avx512_bf16 /proc/cpuinfo; then
+  grep -qE "$amp_info" "$T/plain.log" || fail "torch_amp: 1 on an AVX512_BF16 CPU: no bf16 line:"$'\n'"$(cat "$T/plain.log")"
+  grep -qE "$amp_warning" "$T/plain.log" && fail "torch_amp: 1 on an AVX512_BF16 CPU: warns of fp32 anyway"
+  want_prec=bf16
+else
+  grep -qE "$amp_warning" "$T/plain.log" || fail "torch_amp: 1 (default): no fp32-on-CPU warning:"$'\n'"$(cat "$T/plain.log")"
+  want_prec=fp32
+fi
+[ -n "$res_plain" ] && [ "$(jfield "$res_plain" cpu_precision)" != $want_prec ] &&
+  fail "result JSON cpu_precision '$(jfield "$res_plain" cpu_precision)', want $want_prec"
+bench nobf16 SF_CPU_BF16=none
+grep -qE "$amp_warning.*" "$T/nobf16.log" && grep -q "or SF_CPU_BF16 turned them off" "$T/nobf16.log" ||
+  fail "SF_CPU_BF16=none: no fp32-on-CPU warning naming SF_CPU_BF16:"$'\n'"$(cat "$T/nobf16.log")"
+[ -n "$res" ] && [ "$(jfield "$res" cpu_precision)" != fp32 ] && fail "SF_CPU_BF16=none: result JSON cpu_precision '$(jfield "$res" cpu_precision)'"
 echo "torch_amp: 0" >>"$T/cfg.yml"
 bench noamp
-grep -qE "$amp_warning" "$T/noamp.log" && fail "torch_amp: 0: the bf16 warning is printed anyway"
+grep -qE "$amp_warning|$amp_info" "$T/noamp.log" && fail "torch_amp: 0: a bf16 line is printed anyway"
 
 # bench_train_step: the same line on stderr, cpu_kernels in SFBENCH; the warning with Prescott
 for ct in default Prescott; do
@@ -93,4 +109,4 @@ for ct in default Prescott; do
   fi
 done
 [ $fails = 0 ] || exit 1
-echo "PASS: run header 'CPU kernels: $isa direct, OpenBLAS core $core', cpu_kernels recorded, Prescott warned, torch_amp's fp32 CPU warned"
+echo "PASS: run header 'CPU kernels: $isa direct, OpenBLAS core $core', cpu_kernels recorded, Prescott warned, torch_amp's CPU precision ($want_prec) said and recorded"
