@@ -13,7 +13,10 @@
  * the summed kernel (task run) seconds per timed step (scaffold/host_exec.h), for scripts/bench-runtimes.
  *   bench_train_step [--ps 5] [--base 8] [--ncpu 2] [--sched lws] [--slabs 0]
  *                    [--warmup 2] [--steps 5] [--determinism 0] [--trace DIR] [--export-graph DIR]
- *                    [--bound DIR] [--bound-lp-timeout 120] [--runtime starpu] */
+ *                    [--bound DIR] [--bound-lp-timeout 120] [--runtime starpu] [--amp 0]
+ * --amp 1 sets torch_amp: 1 (bf16 3x3x3 convolutions on the CPU's bf16 engine, scaffold/cpu_isa.h; refused
+ * without one); the default 0 keeps the step fp32 whatever the CPU, so figures compare across machines.
+ * The JSON's "precision" says which ("fp32", or "bf16 <engine>"). */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +74,7 @@ static void run_bound_step(sf_graph *g, gt_problem *p, float *x, uint16_t *lab, 
 
 int main(int argc, char **argv)
 {
-  int ps = 5, base = 8, ncpu = 2, slabs = 0, warm = 2, timed = 5, det = 0;
+  int ps = 5, base = 8, ncpu = 2, slabs = 0, warm = 2, timed = 5, det = 0, amp = 0;
   const char *sched = "lws", *trace_dir = NULL, *graph_dir = NULL, *bound_dir = NULL, *runtime = "starpu";
   double lp_timeout = 120;
   sf_runtime_prepare_process(argv); /* OMP_MAX_TASK_PRIORITY for --runtime openmp */
@@ -84,6 +87,7 @@ int main(int argc, char **argv)
     else if (!strcmp(k, "--warmup")) warm = int_arg(k, v, 0, GT_MAX_STEPS);
     else if (!strcmp(k, "--steps")) timed = int_arg(k, v, 1, GT_MAX_STEPS);
     else if (!strcmp(k, "--determinism")) det = int_arg(k, v, 0, 1);
+    else if (!strcmp(k, "--amp")) amp = int_arg(k, v, 0, 1);
     else if (!strcmp(k, "--sched") && v) sched = v;
     else if (!strcmp(k, "--trace") && v) trace_dir = v;
     else if (!strcmp(k, "--runtime") && v) runtime = v;
@@ -114,6 +118,9 @@ int main(int argc, char **argv)
   sf_config_init(&c);
   c.slabs = slabs;
   c.more_determinism = det;
+  c.torch_amp = amp;
+  if (amp && !sf_cpu_bf16_engine())
+    sf_die(SF_EXIT_USAGE, "bench_train_step: --amp 1 needs a bf16 engine: this CPU has no AVX512_BF16 (or SF_CPU_BF16=none)");
   char err[512], desc[256], gdesc[512];
   sf_graph *g = sf_graph_create(&p.u, &c, p.params0, err, sizeof err); /* params0 is the arena */
   if (!g) sf_die(SF_EXIT_FAILURE, "sf_graph_create: %s", err);
@@ -172,12 +179,13 @@ int main(int argc, char **argv)
          "\"samples_per_s\": %.6g, \"eff_gflops\": %.6g, \"peak_rss_mib\": %.1f, \"openblas_core\": \"%s\", "
          "\"openblas_coretype_env\": \"%s\", \"cpu_kernels\": \"%s\", \"conv3d_kernels\": \"%s\", \"loss_first\": %.6g, "
          "\"loss_last\": %.6g, \"runtime\": \"%s\", \"runtime_kind\": \"%s\", \"tasks_per_step\": %ld, "
-         "\"kernel_s_per_step\": %.6g, \"graph\": \"%s\", \"step_s\": [",
+         "\"kernel_s_per_step\": %.6g, \"graph\": \"%s\", \"precision\": \"%s%s\", \"step_s\": [",
          ps, base, ncpu, sched, nslabs, det, p.u.total_params, p.u.forward_flops * 1e-9, warm, timed, med,
          steps_sorted[0], steps_sorted[timed - 1], 1.0 / med, 3.0 * p.u.forward_flops / med * 1e-9,
          (double)ru.ru_maxrss / 1024.0, openblas_get_corename(), ct ? ct : "", sf_cpu_isa_name(sf_cpu_isa_active()),
          conv_kernels,
-         loss0, loss1, desc, sf_runtime_kind_name(rk), ntasks, rk == SF_RT_STARPU ? -1.0 : kern / timed, gdesc);
+         loss0, loss1, desc, sf_runtime_kind_name(rk), ntasks, rk == SF_RT_STARPU ? -1.0 : kern / timed, gdesc,
+         amp ? "bf16 " : "fp32", amp ? sf_cpu_bf16_engine() : "");
   for (int i = 0; i < timed; i++) printf("%s%.6g", i ? ", " : "", t[i]);
   printf("]}\n");
   free(x);
