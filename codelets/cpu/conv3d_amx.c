@@ -20,9 +20,9 @@
 
 #include "conv3d_amx_internal.h"
 
-/* wf: (27, nk, kc/2, NB, 16, 2) fp32, block n of 16 output channels from c0 = 16n; forward w[t][k][c], dX
- * w[26-t][c][k]; zero beyond K inputs and N outputs
- * */
+/* wf: (27, nk, NB, kc/2, 16, 2) fp32, block n of 16 output channels from c0 = 16n; forward w[t][k][c], dX
+ * w[26-t][c][k]; zero beyond K inputs and N outputs (the general case; pack_weights_bf16 below is the
+ * fast one) */
 static void pack_weights(float *wf, const float *w, int Cin, int Cout, int flip, int Kp, int kc, int NB)
 {
   int K = flip ? Cout : Cin, N = flip ? Cin : Cout, nk = Kp / kc;
@@ -34,6 +34,40 @@ static void pack_weights(float *wf, const float *w, int Cin, int Cout, int flip,
       for (int c = 0; c < N; c++) {
         size_t at = ((((size_t)t * nk + chunk) * NB + c / 16) * (kc / 2) + pair) * 32 + (size_t)(c % 16) * 2 + s;
         wf[at] = flip ? src[(size_t)c * Cout + k] : src[(size_t)k * Cout + c];
+      }
+    }
+  }
+}
+
+/* wb: the same layout as pack_weights, in bf16, straight from w with vector moves, for K == Kp (no
+ * padding input channel) and N a multiple of 16: per tap, pair of input channels and block of 16 outputs,
+ * one 64-byte B-tile row. Forward: the pair's two weight rows, converted together and interleaved; dX:
+ * the 16 outputs' pairs gathered as 64-bit words, already interleaved. Packing through pack_weights took
+ * longer than the AMX products on the deep levels (27 x 512 x 512 weights for a 4^3 slab). */
+SF_AMX_TARGET static void pack_weights_bf16(sf_bf16 *wb, const float *w, int Cin, int Cout, int flip, int Kp, int kc,
+                                            int NB)
+{
+  const int nk = Kp / kc, half = kc / 2;
+  __m512i inter = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6, 21,
+                                   5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  __m256i rows = _mm256_setr_epi32(0, Cout, 2 * Cout, 3 * Cout, 4 * Cout, 5 * Cout, 6 * Cout, 7 * Cout);
+  for (int t = 0; t < 27; t++) {
+    const float *src = w + (size_t)(flip ? 26 - t : t) * Cin * Cout;
+    for (int k0 = 0; k0 < Kp; k0 += 2) {
+      sf_bf16 *dst = wb + (((size_t)t * nk + k0 / kc) * NB * half + (k0 % kc) / 2) * 32;
+      for (int n = 0; n < NB; n++, dst += (size_t)half * 32) {
+        __m512bh v;
+        if (!flip) { /* rows k0, k0+1 of w[t], channels 16n.. */
+          const float *r0 = src + (size_t)k0 * Cout + 16 * n;
+          v = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(r0 + Cout), _mm512_loadu_ps(r0));
+          v = (__m512bh)_mm512_permutexvar_epi16(inter, (__m512i)v);
+        } else { /* rows 16n.. of w[26-t], the pair (k0, k0+1) of each */
+          const float *b0 = src + (size_t)16 * n * Cout + k0;
+          __m512d lo = _mm512_i32gather_pd(rows, (const void *)b0, 4);
+          __m512d hi = _mm512_i32gather_pd(rows, (const void *)(b0 + (size_t)8 * Cout), 4);
+          v = _mm512_cvtne2ps_pbh(_mm512_castpd_ps(hi), _mm512_castpd_ps(lo));
+        }
+        _mm512_storeu_si512(dst, (__m512i)v);
       }
     }
   }
@@ -95,13 +129,17 @@ SF_AMX_TARGET void sf_conv3d_amx(float *y, const float *x_lo, const float *x, co
   int Kp = K <= 32 ? (K + 1) & ~1 : (K + 31) / 32 * 32, kc = Kp < 32 ? Kp : 32, nk = Kp / kc, NB = (N + 15) / 16;
   size_t nvox = sf_bf16_pad_voxels(nd, H, W) + SF_AMX_MARGIN;
   sf_bf16 *xb = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_X, nvox * Kp / 2 + 1);
-  float *wf = sf_workspace_floats(SF_BF16_SLOT_AUX, (size_t)27 * Kp * NB * 16);
   sf_bf16 *wb = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_PACK, (size_t)27 * Kp * NB * 8 + 1);
   float *buf = sf_workspace_floats(SF_BF16_SLOT_LIST, 32 * 32);
   sf_bf16_pad_slab(xb, x_lo, x, x_hi, nd, H, W, K, Kp);
   memset(xb + (nvox - SF_AMX_MARGIN) * Kp, 0, sizeof(sf_bf16) * SF_AMX_MARGIN * Kp);
-  pack_weights(wf, w, Cin, Cout, flip, Kp, kc, NB);
-  sf_bf16_from_floats(wb, wf, (size_t)27 * Kp * NB * 16);
+  if (K == Kp && N % 16 == 0)
+    pack_weights_bf16(wb, w, Cin, Cout, flip, Kp, kc, NB);
+  else {
+    float *wf = sf_workspace_floats(SF_BF16_SLOT_AUX, (size_t)27 * Kp * NB * 16);
+    pack_weights(wf, w, Cin, Cout, flip, Kp, kc, NB);
+    sf_bf16_from_floats(wb, wf, (size_t)27 * Kp * NB * 16);
+  }
   ptrdiff_t toff[27];
   for (int t = 0; t < 27; t++) toff[t] = sf_bf16_tap_off(t, H, W) * Kp;
   sf_amx_config cfg;
