@@ -1,7 +1,8 @@
 /* StarPU glue for the training loss (weighted CE + 1 - soft foreground Dice, spec §6.2-6.3): a
  * per-slab partial-sum task (reduced in slab order by sum_d), a per-slab backward that reads the
  * reduced sums, and for a batch of samples the per-slab parts of its pooled CE weight sum (labels
- * only, so they run before the forward). Labels are uint16 slabs (C = 1). CPU = codelets/cpu/loss.c. */
+ * only, so they run before the forward). Labels are uint16 slabs (C = 1). CPU = codelets/cpu/loss_vec.c
+ * (the vector variants of codelets/cpu/loss.c's reference). */
 #include <string.h>
 
 #include "codelet_common.h"
@@ -15,7 +16,7 @@ static void loss_partial_cpu(void *buffers[], void *cl_arg)
   const sf_loss_args *a = cl_arg;
   double *acc = sf_vec_d(buffers[0]);
   memset(acc, 0, sf_vec_n(buffers[0]) * sizeof(double));
-  sf_loss_partial_ref(acc, sf_blk_f(buffers[1]), (const uint16_t *)STARPU_BLOCK_GET_PTR(buffers[2]),
+  sf_loss_partial(acc, sf_blk_f(buffers[1]), (const uint16_t *)STARPU_BLOCK_GET_PTR(buffers[2]),
                       sf_vec_f(buffers[3]), sf_blk_vox(buffers[1], a->K), a->K);
 }
 
@@ -25,7 +26,7 @@ static void loss_bwd_cpu(void *buffers[], void *cl_arg)
   const sf_loss_args *a = cl_arg;
   const double *acc = sf_vec_d(buffers[4]);
   double wsum = sf_task_nbuffers() > 5 ? sf_vec_d(buffers[5])[0] : acc[1];
-  sf_loss_backward_batch_ref(sf_blk_f(buffers[0]), sf_blk_f(buffers[1]),
+  sf_loss_backward_batch(sf_blk_f(buffers[0]), sf_blk_f(buffers[1]),
                              (const uint16_t *)STARPU_BLOCK_GET_PTR(buffers[2]), sf_vec_f(buffers[3]), acc, wsum,
                              a->batch, sf_blk_vox(buffers[1], a->K), a->K, a->scale);
 }

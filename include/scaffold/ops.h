@@ -190,6 +190,12 @@ void sf_loss_backward_ref(float *dz, const float *z, const uint16_t *lab, const 
  * is the single-sample one divided by B. B = 1 with wsum = acc[1] is sf_loss_backward_ref. */
 void sf_loss_backward_batch_ref(float *dz, const float *z, const uint16_t *lab, const float *cw,
                                 const double *acc, double wsum, int batch, size_t n, int K, float scale);
+/* The fast variants the CPU codelets run (codelets/cpu/loss_vec.c): the same sums and gradient as the
+ * _ref ones above, in float with vector exp/log, 16 voxels at a time, on the kernel set of
+ * sf_cpu_isa_active() (scaffold/cpu_isa.h); within ~1e-6 relative of the _ref (tests/kernels_elem). */
+void sf_loss_partial(double *acc, const float *z, const uint16_t *lab, const float *cw, size_t n, int K);
+void sf_loss_backward_batch(float *dz, const float *z, const uint16_t *lab, const float *cw, const double *acc,
+                            double wsum, int batch, size_t n, int K, float scale);
 /* acc[0] += sum over the voxels of w[lab] (a part of the pooled weight sum; needs no logits). */
 void sf_loss_weight_sum_ref(double *acc, const uint16_t *lab, const float *cw, size_t n, int K);
 /* out = [ce, dice_fg, loss] of a batch from its samples' global accs (B = 1: sf_loss_finalize). */
