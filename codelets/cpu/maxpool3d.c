@@ -2,7 +2,8 @@
  * the window is scanned in (a,p,q) order from -inf and a value replaces the running maximum when
  * `val > max || isnan(val)`, so the first maximum wins on ties and NaN propagates. The argmax is
  * saved as a*4+p*2+q (uint8) for the backward, which writes every input element (the 2x2x2
- * windows tile the input exactly). The channel loop is innermost, so both loops vectorise. */
+ * windows tile the input exactly). The channel loop is innermost and branch-free, so both loops
+ * vectorise. */
 #include <math.h>
 
 #include "scaffold/ops.h"
@@ -19,19 +20,17 @@ void sf_maxpool3d_forward_ref(float *restrict y, uint8_t *restrict idx, const fl
         const float *base = x + 2 * (size_t)d * sd + 2 * (size_t)h * sh + 2 * (size_t)w * sw;
         float *restrict yo = y + o;
         uint8_t *restrict io = idx + o;
-        for (int c = 0; c < C; c++) {
-          yo[c] = -INFINITY;
-          io[c] = 0;
-        }
-        for (int k = 0; k < 8; k++) {
-          const float *restrict xk = base + (size_t)(k >> 2) * sd + (size_t)((k >> 1) & 1) * sh + (size_t)(k & 1) * sw;
-          for (int c = 0; c < C; c++) {
-            float v = xk[c];
-            if (v > yo[c] || isnan(v)) {
-              yo[c] = v;
-              io[c] = (uint8_t)k;
-            }
+        for (int c = 0; c < C; c++) { /* branch-free, so the channel loop vectorises */
+          float m = -INFINITY;
+          int at = 0;
+          for (int k = 0; k < 8; k++) {
+            float v = base[(size_t)(k >> 2) * sd + (size_t)((k >> 1) & 1) * sh + (size_t)(k & 1) * sw + c];
+            int take = (v > m) | (v != v);
+            m = take ? v : m;
+            at = take ? k : at;
           }
+          yo[c] = m;
+          io[c] = (uint8_t)at;
         }
       }
 }
