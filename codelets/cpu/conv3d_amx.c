@@ -20,19 +20,20 @@
 
 #include "conv3d_amx_internal.h"
 
-/* wf: (27, nk, NB, kc/2, 16, 2) fp32, block n of 16 output channels from c0 = 16n; forward w[t][k][c], dX
+/* wf: (ntaps, nk, NB, kc/2, 16, 2) fp32, block n of 16 output channels from c0 = 16n; forward w[t][k][c], dX
  * w[26-t][c][k]; zero beyond K inputs and N outputs (the general case; pack_weights_bf16 below is the
- * fast one) */
-static void pack_weights(float *wf, const float *w, int Cin, int Cout, int flip, int Kp, int kc, int NB)
+ * fast one). fold: the 3 taps kw = 0..2 of a row (kd, kh) are one tap of 3*Kp inputs, input kw*Kp + k. */
+static void pack_weights(float *wf, const float *w, int Cin, int Cout, int flip, int Kp, int kc, int NB, int fold)
 {
-  int K = flip ? Cout : Cin, N = flip ? Cin : Cout, nk = Kp / kc;
-  memset(wf, 0, sizeof(float) * 27 * (size_t)Kp * NB * 16);
+  int K = flip ? Cout : Cin, N = flip ? Cin : Cout, Kt = fold ? 3 * Kp : Kp, nk = Kt / kc, ntaps = fold ? 9 : 27;
+  memset(wf, 0, sizeof(float) * ntaps * (size_t)Kt * NB * 16);
   for (int t = 0; t < 27; t++) {
     const float *src = w + (size_t)(flip ? 26 - t : t) * Cin * Cout;
+    int gt = fold ? t / 3 : t, k0 = fold ? t % 3 * Kp : 0; /* GEMM tap and first GEMM input */
     for (int k = 0; k < K; k++) {
-      int chunk = k / kc, pair = (k % kc) / 2, s = k % 2;
+      int kk = k0 + k, chunk = kk / kc, pair = (kk % kc) / 2, s = kk % 2;
       for (int c = 0; c < N; c++) {
-        size_t at = ((((size_t)t * nk + chunk) * NB + c / 16) * (kc / 2) + pair) * 32 + (size_t)(c % 16) * 2 + s;
+        size_t at = ((((size_t)gt * nk + chunk) * NB + c / 16) * (kc / 2) + pair) * 32 + (size_t)(c % 16) * 2 + s;
         wf[at] = flip ? src[(size_t)c * Cout + k] : src[(size_t)k * Cout + c];
       }
     }
@@ -77,26 +78,27 @@ SF_AMX_TARGET static void pack_weights_bf16(sf_bf16 *wb, const float *w, int Cin
  * only, channels [n0, n0+nb) of N */
 static void store_block(float *y, const float *buf, size_t q, int nd, int H, int W, int N, int n0, int nb)
 {
-  size_t prow = (size_t)W + 2, pplane = prow * (H + 2);
+  const size_t prow = (size_t)W + 2, pplane = prow * (H + 2);
+  size_t pd = q / pplane, ph = q / prow % (H + 2), pw = q % prow; /* then stepped, not divided, per voxel */
   for (int i = 0; i < 32; i++) {
-    size_t p = q + i, pd = p / pplane, ph = p / prow % (H + 2), pw = p % prow;
-    if (pd < 1 || pd > (size_t)nd || ph < 1 || ph > (size_t)H || pw < 1 || pw > (size_t)W) continue;
-    float *dst = y + (((pd - 1) * H + ph - 1) * W + pw - 1) * N + n0;
-    memcpy(dst, buf + (size_t)i * 32, sizeof(float) * nb);
+    if (pd >= 1 && pd <= (size_t)nd && ph >= 1 && ph <= (size_t)H && pw >= 1 && pw <= (size_t)W)
+      memcpy(y + (((pd - 1) * H + ph - 1) * W + pw - 1) * N + n0, buf + (size_t)i * 32, sizeof(float) * nb);
+    if (++pw == prow) pw = 0, ph++;
+    if (ph == (size_t)H + 2) ph = 0, pd++;
   }
 }
 
-/* C tiles (0: voxels q.., channels n0..; 1: q.., n0+16..; 2: q+16.., n0..; 3: q+16.., n0+16..) = sum over taps
- * and chunks; xq: the slab at padded voxel q, wn: block n0's packed weights */
-SF_AMX_TARGET static void amx_block(const sf_bf16 *xq, size_t xstride_b, const ptrdiff_t *toff, const sf_bf16 *wb,
-                                    int nk, int kc, int NB, int n0blk, int two_n)
+/* C tiles (0: voxels q.., channels n0..; 1: q.., n0+16..; 2: q+16.., n0..; 3: q+16.., n0+16..) = sum over the
+ * ntaps GEMM taps and chunks; xq: the slab at padded voxel q, wn: block n0's packed weights */
+SF_AMX_TARGET static void amx_block(const sf_bf16 *xq, size_t xstride_b, const ptrdiff_t *toff, int ntaps,
+                                    const sf_bf16 *wb, int nk, int kc, int NB, int n0blk, int two_n)
 {
   _tile_zero(0);
   _tile_zero(1);
   _tile_zero(2);
   _tile_zero(3);
   size_t bstride = (size_t)(kc / 2) * 32; /* bf16 per B block */
-  for (int t = 0; t < 27; t++)
+  for (int t = 0; t < ntaps; t++)
     for (int c = 0; c < nk; c++) {
       const sf_bf16 *a = xq + toff[t] + (size_t)c * kc;
       const sf_bf16 *b = wb + (((size_t)t * nk + c) * NB + n0blk) * bstride;
@@ -126,22 +128,26 @@ SF_AMX_TARGET void sf_conv3d_amx(float *y, const float *x_lo, const float *x, co
 {
   SF_ASSERT(sf_amx_supported());
   int K = flip ? Cout : Cin, N = flip ? Cin : Cout;
-  int Kp = K <= 32 ? (K + 1) & ~1 : (K + 31) / 32 * 32, kc = Kp < 32 ? Kp : 32, nk = Kp / kc, NB = (N + 15) / 16;
+  int Kp = K <= 32 ? (K + 1) & ~1 : (K + 31) / 32 * 32;
+  /* few channels (K <= 10: the input layer's 3, base 8's 8): the 3 taps along w of each (kd, kh) are adjacent
+   * voxels of the slab, so one A tile of 3*Kp columns covers them: 9 GEMM taps of 3*Kp inputs, not 27 of Kp */
+  int fold = 3 * Kp <= 32, Kt = fold ? 3 * Kp : Kp, ntaps = fold ? 9 : 27;
+  int kc = Kt < 32 ? Kt : 32, nk = Kt / kc, NB = (N + 15) / 16;
   size_t nvox = sf_bf16_pad_voxels(nd, H, W) + SF_AMX_MARGIN;
   sf_bf16 *xb = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_X, nvox * Kp / 2 + 1);
-  sf_bf16 *wb = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_PACK, (size_t)27 * Kp * NB * 8 + 1);
+  sf_bf16 *wb = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_PACK, (size_t)ntaps * Kt * NB * 8 + 1);
   float *buf = sf_workspace_floats(SF_BF16_SLOT_LIST, 32 * 32);
   sf_bf16_pad_slab(xb, x_lo, x, x_hi, nd, H, W, K, Kp);
   memset(xb + (nvox - SF_AMX_MARGIN) * Kp, 0, sizeof(sf_bf16) * SF_AMX_MARGIN * Kp);
-  if (K == Kp && N % 16 == 0)
+  if (!fold && K == Kp && N % 16 == 0)
     pack_weights_bf16(wb, w, Cin, Cout, flip, Kp, kc, NB);
   else {
-    float *wf = sf_workspace_floats(SF_BF16_SLOT_AUX, (size_t)27 * Kp * NB * 16);
-    pack_weights(wf, w, Cin, Cout, flip, Kp, kc, NB);
-    sf_bf16_from_floats(wb, wf, (size_t)27 * Kp * NB * 16);
+    float *wf = sf_workspace_floats(SF_BF16_SLOT_AUX, (size_t)ntaps * Kt * NB * 16);
+    pack_weights(wf, w, Cin, Cout, flip, Kp, kc, NB, fold);
+    sf_bf16_from_floats(wb, wf, (size_t)ntaps * Kt * NB * 16);
   }
   ptrdiff_t toff[27];
-  for (int t = 0; t < 27; t++) toff[t] = sf_bf16_tap_off(t, H, W) * Kp;
+  for (int t = 0; t < ntaps; t++) toff[t] = sf_bf16_tap_off(fold ? 3 * t : t, H, W) * Kp;
   sf_amx_config cfg;
   sf_amx_config_set(&cfg, 16, kc * 2, kc / 2);
   _tile_loadconfig(&cfg);
@@ -149,7 +155,7 @@ SF_AMX_TARGET void sf_conv3d_amx(float *y, const float *x_lo, const float *x, co
   for (int nb0 = 0; nb0 < NB; nb0 += 2) {
     int two_n = nb0 + 1 < NB, n0 = nb0 * 16, nb = N - n0 < 32 ? N - n0 : 32;
     for (size_t q = q0; q < q1; q += 32) {
-      amx_block(xb + q * Kp, (size_t)Kp * 2, toff, wb, nk, kc, NB, nb0, two_n);
+      amx_block(xb + q * Kp, (size_t)Kp * 2, toff, ntaps, wb, nk, kc, NB, nb0, two_n);
       amx_store(buf);
       store_block(y, buf, q, nd, H, W, N, n0, nb);
     }
