@@ -35,53 +35,104 @@ typedef struct {
   int Cin, Cout;
 } dw_operands;
 
-/* xv: 2 parities x pairs rows of 2*Cp bf16: row m of parity p interleaves voxels u = 2m+p and u+1 of xb, shifted by
- * SF_AMX_DW_LEAD (u - LEAD is the padded voxel; zero outside [0, nvox)), as [ci][2] */
-SF_AMX_TARGET static void pack_pairs(sf_bf16 *xv, const sf_bf16 *xb, size_t nvox, size_t pairs, int Cp)
+/* 16 x 16 floats in r[] transposed in registers (r[j] = the old column j) */
+SF_AMX_TARGET static inline void transpose16(__m512 r[16])
+{
+  __m512 t[16];
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; i++) {
+    r[4 * i + 0] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 4; j++) {
+      t[8 * i + j] = _mm512_shuffle_f32x4(r[8 * i + j], r[8 * i + 4 + j], 0x88);
+      t[8 * i + 4 + j] = _mm512_shuffle_f32x4(r[8 * i + j], r[8 * i + 4 + j], 0xdd);
+    }
+  for (int j = 0; j < 8; j++) {
+    r[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88);
+    r[8 + j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xdd);
+  }
+}
+
+/* Stepping through the padded grid (conv3d_bf16_internal.h) voxel by voxel: the source row of padded voxel
+ * (pd, ph, pw) among the planes lo (pd 0), x (1..nd), hi (nd+1), each H*W voxels of C floats; NULL at padding
+ * voxels, NULL halos and past the last plane */
+typedef struct {
+  const float *lo, *x, *hi;
+  int nd, H, W, C;
+  size_t pd, ph, pw;
+} grid_walk;
+
+static inline const float *walk_row(const grid_walk *g)
+{
+  if (g->ph < 1 || g->ph > (size_t)g->H || g->pw < 1 || g->pw > (size_t)g->W || g->pd > (size_t)g->nd + 1) return NULL;
+  const float *plane = g->pd == 0 ? g->lo : g->pd == (size_t)g->nd + 1 ? g->hi : g->x + (g->pd - 1) * g->H * g->W * g->C;
+  return plane ? plane + ((g->ph - 1) * g->W + g->pw - 1) * g->C : NULL;
+}
+
+static inline void walk_next(grid_walk *g)
+{
+  if (++g->pw == (size_t)g->W + 2) g->pw = 0, g->ph++;
+  if (g->ph == (size_t)g->H + 2) g->ph = 0, g->pd++;
+}
+
+/* xv: 2 parities x pairs rows of 2*Cp bf16: row m of parity p interleaves voxels u = 2m+p and u+1, where u - LEAD
+ * is the padded voxel (zero outside the padded slab), as [ci][2]; straight from the fp32 planes, each voxel
+ * rounded once (row: 2 x Cp bf16 of scratch, the previous and the current voxel) */
+SF_AMX_TARGET static void pack_pairs(sf_bf16 *xv, sf_bf16 *row, const float *x_lo, const float *x, const float *x_hi,
+                                     int nd, int H, int W, int Cin, int Cp, size_t pairs)
 {
   const __m512i inter = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
                                          21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-  for (int par = 0; par < 2; par++)
-    for (size_t m = 0; m < pairs; m++) {
-      ptrdiff_t v0 = (ptrdiff_t)(2 * m + par) - SF_AMX_DW_LEAD, v1 = v0 + 1;
-      int ok0 = v0 >= 0 && v0 < (ptrdiff_t)nvox, ok1 = v1 >= 0 && v1 < (ptrdiff_t)nvox;
-      sf_bf16 *dst = xv + ((size_t)par * pairs + m) * 2 * Cp;
-      for (int c = 0; c < Cp; c += 16) {
-        __m256i a = ok0 ? _mm256_loadu_si256((const void *)(xb + v0 * Cp + c)) : _mm256_setzero_si256();
-        __m256i b = ok1 ? _mm256_loadu_si256((const void *)(xb + v1 * Cp + c)) : _mm256_setzero_si256();
-        __m512i ab = _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1);
-        _mm512_storeu_si512(dst + 2 * c, _mm512_permutexvar_epi16(inter, ab));
-      }
+  grid_walk g = {.lo = x_lo, .x = x, .hi = x_hi, .nd = nd, .H = H, .W = W, .C = Cin};
+  memset(row, 0, sizeof(sf_bf16) * 2 * Cp);
+  for (size_t u = 1; u <= 2 * pairs; u++) { /* voxel u completes the pair (u-1, u) */
+    ptrdiff_t v = (ptrdiff_t)u - SF_AMX_DW_LEAD;
+    const float *src = v >= 0 ? walk_row(&g) : NULL;
+    if (v >= 0) walk_next(&g);
+    sf_bf16 *cur = row + (u & 1) * Cp, *prev = row + (~u & 1) * Cp;
+    for (int c = 0; c < Cp; c += 16) {
+      int in = !src ? 0 : Cin - c < 16 ? Cin - c : 16;
+      __m256bh b = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps((__mmask16)((1u << in) - 1), src ? src + c : x));
+      _mm256_storeu_si256((void *)(cur + c), (__m256i)b);
     }
+    sf_bf16 *dst = xv + (((u - 1) & 1) * pairs + (u - 1) / 2) * 2 * Cp;
+    for (int c = 0; c < Cp; c += 16) {
+      __m512i ab = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const void *)(prev + c))),
+                                      _mm256_loadu_si256((const void *)(cur + c)), 1);
+      _mm512_storeu_si512(dst + 2 * c, _mm512_permutexvar_epi16(inter, ab));
+    }
+  }
 }
 
 /* dyT: nblk blocks of Coutp rows x 32 bf16: block k, row co = dy of channel co at padded voxels q0+32k..+31 (zero
- * at padding voxels and channels >= Cout); tmp: 32 x Coutp floats of scratch */
-SF_AMX_TARGET static void pack_dy_transposed(sf_bf16 *dyT, float *tmp, const float *dy, size_t q0, size_t nblk, int nd,
-                                             int H, int W, int Cout, int Coutp)
+ * at padding voxels and channels >= Cout): per 16 channels, two 16 x 16 transposes in registers */
+SF_AMX_TARGET static void pack_dy_transposed(sf_bf16 *dyT, const float *dy, size_t q0, size_t nblk, int nd, int H,
+                                             int W, int Cout, int Coutp)
 {
   const size_t prow = (size_t)W + 2, pplane = prow * (H + 2);
-  const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                          _mm512_set1_epi32(Coutp));
-  size_t pd = q0 / pplane, ph = q0 / prow % (H + 2), pw = q0 % prow;
+  grid_walk g = {.lo = NULL, .x = dy, .hi = NULL, .nd = nd, .H = H, .W = W, .C = Cout};
+  g.pd = q0 / pplane, g.ph = q0 / prow % (H + 2), g.pw = q0 % prow;
   for (size_t k = 0; k < nblk; k++) {
-    for (int i = 0; i < 32; i++) {
-      float *row = tmp + (size_t)i * Coutp;
-      int inside = pd >= 1 && pd <= (size_t)nd && ph >= 1 && ph <= (size_t)H && pw >= 1 && pw <= (size_t)W;
-      if (inside) {
-        memcpy(row, dy + (((pd - 1) * H + ph - 1) * W + pw - 1) * Cout, sizeof(float) * Cout);
-        memset(row + Cout, 0, sizeof(float) * (Coutp - Cout));
-      } else {
-        memset(row, 0, sizeof(float) * Coutp);
+    const float *src[32];
+    for (int i = 0; i < 32; i++, walk_next(&g)) src[i] = walk_row(&g);
+    for (int c = 0; c < Coutp; c += 16) {
+      __mmask16 m = (__mmask16)((1u << (Cout - c < 16 ? Cout - c : 16)) - 1);
+      __m512 lo[16], hi[16];
+      for (int i = 0; i < 16; i++) {
+        lo[i] = src[i] ? _mm512_maskz_loadu_ps(m, src[i] + c) : _mm512_setzero_ps();
+        hi[i] = src[16 + i] ? _mm512_maskz_loadu_ps(m, src[16 + i] + c) : _mm512_setzero_ps();
       }
-      if (++pw == prow) pw = 0, ph++;
-      if (ph == (size_t)H + 2) ph = 0, pd++;
-    }
-    sf_bf16 *dst = dyT + k * Coutp * 32;
-    for (int co = 0; co < Coutp; co++) {
-      __m512 lo = _mm512_i32gather_ps(rows, tmp + co, 4);
-      __m512 hi = _mm512_i32gather_ps(rows, tmp + (size_t)16 * Coutp + co, 4);
-      _mm512_storeu_si512(dst + (size_t)co * 32, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+      transpose16(lo);
+      transpose16(hi);
+      sf_bf16 *dst = dyT + (k * Coutp + c) * 32;
+      for (int j = 0; j < 16; j++) _mm512_storeu_si512(dst + 32 * j, (__m512i)_mm512_cvtne2ps_pbh(hi[j], lo[j]));
     }
   }
 }
@@ -149,19 +200,16 @@ SF_AMX_TARGET void sf_conv3d_weights_amx(float *dw, int t0, int t1, const float 
 {
   SF_ASSERT(sf_amx_supported() && 0 <= t0 && t0 <= t1 && t1 <= 27);
   const int Cp = (Cin + 15) / 16 * 16, NB = (Cout + 15) / 16, Coutp = NB * 16;
-  const size_t nvox = sf_bf16_pad_voxels(nd, H, W);
   /* blocks of 32 padded voxels covering every output voxel, from a multiple of 32 */
   const size_t q0 = sf_bf16_pidx(0, 0, 0, H, W) & ~(size_t)31, qe = sf_bf16_pidx(nd - 1, H - 1, W - 1, H, W) + 1;
   const size_t nblk = (qe - q0 + 31) / 32;
   /* pairs per parity: up to the last voxel a block reads under the last tap, plus one */
   const size_t pairs = (SF_AMX_DW_LEAD + q0 + 32 * nblk + (size_t)sf_bf16_tap_off(26, H, W) + 2) / 2 + 1;
-  sf_bf16 *xb = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_X, nvox * Cp / 2 + 1);
   sf_bf16 *xv = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_AUX, 2 * pairs * Cp);
   sf_bf16 *dyT = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_PACK, nblk * Coutp * 16);
-  float *buf = sf_workspace_floats(SF_BF16_SLOT_LIST, 4 * 256 + (size_t)32 * Coutp);
-  sf_bf16_pad_slab(xb, x_lo, x, x_hi, nd, H, W, Cin, Cp);
-  pack_pairs(xv, xb, nvox, pairs, Cp);
-  pack_dy_transposed(dyT, buf + 4 * 256, dy, q0, nblk, nd, H, W, Cout, Coutp);
+  float *buf = sf_workspace_floats(SF_BF16_SLOT_LIST, 4 * 256 + (size_t)Cp);
+  pack_pairs(xv, (sf_bf16 *)(buf + 4 * 256), x_lo, x, x_hi, nd, H, W, Cin, Cp, pairs);
+  pack_dy_transposed(dyT, dy, q0, nblk, nd, H, W, Cout, Coutp);
   sf_amx_config cfg;
   sf_amx_config_set(&cfg, 16, 64, 16);
   _tile_loadconfig(&cfg);
