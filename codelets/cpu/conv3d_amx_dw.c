@@ -35,31 +35,6 @@ typedef struct {
   int Cin, Cout;
 } dw_operands;
 
-/* 16 x 16 floats in r[] transposed in registers (r[j] = the old column j) */
-SF_AMX_TARGET static inline void transpose16(__m512 r[16])
-{
-  __m512 t[16];
-  for (int i = 0; i < 8; i++) {
-    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  for (int i = 0; i < 4; i++) {
-    r[4 * i + 0] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-    r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-    r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-    r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
-  }
-  for (int i = 0; i < 2; i++)
-    for (int j = 0; j < 4; j++) {
-      t[8 * i + j] = _mm512_shuffle_f32x4(r[8 * i + j], r[8 * i + 4 + j], 0x88);
-      t[8 * i + 4 + j] = _mm512_shuffle_f32x4(r[8 * i + j], r[8 * i + 4 + j], 0xdd);
-    }
-  for (int j = 0; j < 8; j++) {
-    r[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88);
-    r[8 + j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xdd);
-  }
-}
-
 /* Stepping through the padded grid (conv3d_bf16_internal.h) voxel by voxel: the source row of padded voxel
  * (pd, ph, pw) among the planes lo (pd 0), x (1..nd), hi (nd+1), each H*W voxels of C floats; NULL at padding
  * voxels, NULL halos and past the last plane */
@@ -129,8 +104,8 @@ SF_AMX_TARGET static void pack_dy_transposed(sf_bf16 *dyT, const float *dy, size
         lo[i] = src[i] ? _mm512_maskz_loadu_ps(m, src[i] + c) : _mm512_setzero_ps();
         hi[i] = src[16 + i] ? _mm512_maskz_loadu_ps(m, src[16 + i] + c) : _mm512_setzero_ps();
       }
-      transpose16(lo);
-      transpose16(hi);
+      sf_amx_transpose16(lo);
+      sf_amx_transpose16(hi);
       sf_bf16 *dst = dyT + (k * Coutp + c) * 32;
       for (int j = 0; j < 16; j++) _mm512_storeu_si512(dst + 32 * j, (__m512i)_mm512_cvtne2ps_pbh(hi[j], lo[j]));
     }

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <immintrin.h>
+
 #include "conv3d_bf16_internal.h"
 
 #define SF_AMX_TARGET __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512bf16")))
@@ -31,6 +33,31 @@ static inline void sf_amx_config_set(sf_amx_config *c, int a_rows, int a_colsb, 
   for (int i = 0; i < 4; i++) c->colsb[i] = 64, c->rows[i] = 16;
   for (int i = 4; i < 6; i++) c->colsb[i] = (uint16_t)a_colsb, c->rows[i] = (uint8_t)a_rows;
   for (int i = 6; i < 8; i++) c->colsb[i] = 64, c->rows[i] = (uint8_t)b_rows;
+}
+
+/* 16 x 16 floats in r[] transposed in registers (r[j] = the old column j) */
+SF_AMX_TARGET static inline void sf_amx_transpose16(__m512 r[16])
+{
+  __m512 t[16];
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; i++) {
+    r[4 * i + 0] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 4; j++) {
+      t[8 * i + j] = _mm512_shuffle_f32x4(r[8 * i + j], r[8 * i + 4 + j], 0x88);
+      t[8 * i + 4 + j] = _mm512_shuffle_f32x4(r[8 * i + j], r[8 * i + 4 + j], 0xdd);
+    }
+  for (int j = 0; j < 8; j++) {
+    r[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88);
+    r[8 + j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xdd);
+  }
 }
 
 #endif

@@ -30,6 +30,10 @@ typedef struct {
 /* Runs p with the active CPU kernel set (sf_cpu_isa_active(); SF_ISA_NONE runs the portable one). */
 void sf_gd_run(const sf_gd_problem *p);
 
+/* The same problem with bf16 operands (rounded to nearest even) and fp32 sums on AMX tiles (gemm_amx.c), for
+ * torch_amp: 1; needs sf_amx_supported(). Uses workspace slots 2 and 3. */
+void sf_gd_run_amx(const sf_gd_problem *p);
+
 /* dst: (cols, rows) = src: (rows, cols)^T, in cache-sized blocks */
 void sf_gd_transpose(float *dst, const float *src, size_t rows, size_t cols);
 

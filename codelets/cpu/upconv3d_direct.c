@@ -6,7 +6,8 @@
  * row (d,h) and child pair (a,p) the children of the row's W voxels are 2*Cout floats apart, so
  *   dW: dw[:, (a,p) block] (Cin, 2Cout) += sum over rows of x_row^T (Cin, W) . dy[children (a,p)] (W, 2Cout)
  * with the rows as the segments of one product (gemm_direct.h).
- * Same contracts as upconv3d_ref.c / upconv3d_blas.c (scaffold/ops.h). */
+ * Same contracts as upconv3d_ref.c / upconv3d_blas.c (scaffold/ops.h). The _bf16 entry points run the same
+ * products through sf_gd_run_amx (bf16 operands, fp32 sums) when the bf16 engine is AMX (torch_amp: 1). */
 #include "scaffold/common.h"
 #include "scaffold/cpu_isa.h"
 #include "scaffold/ops.h"
@@ -41,8 +42,10 @@ int sf_upconv3d_direct_wins(int Cin, int Cout)
   return isa >= SF_ISA_AVX2 && Cin < 128;
 }
 
-void sf_upconv3d_forward_direct(float *y, const float *x, const float *w, const float *b, int nd, int H, int W,
-                                int Cin, int Cout)
+typedef void (*gd_runner)(const sf_gd_problem *); /* sf_gd_run (fp32) or sf_gd_run_amx (bf16 operands) */
+
+static void upconv_forward(gd_runner run, float *y, const float *x, const float *w, const float *b, int nd, int H,
+                           int W, int Cin, int Cout)
 {
   size_t nvox = (size_t)nd * H * W;
   if (nvox == 0) return;
@@ -53,14 +56,14 @@ void sf_upconv3d_forward_direct(float *y, const float *x, const float *w, const 
     sf_gd_seg seg = {x + v0 * Cin, w, Cin};
     sf_gd_problem p = {.seg = &seg, .nseg = 1, .M = (int)(v1 - v0), .N = 8 * Cout, .init = SF_GD_ZERO,
                        .ars = (size_t)Cin, .aks = 1, .bks = (size_t)8 * Cout, .ldc = (size_t)8 * Cout, .c = y8};
-    sf_gd_run(&p);
+    run(&p);
     sf_upconv_scatter(y, y8, b, v0, v1, H, W, Cout);
   }
 }
 
 /* w^T: (8*Cout, Cin) copied once (workspace slot 1), so its rows are contiguous along Cin */
-void sf_upconv3d_backward_data_direct(float *dx, const float *dy, const float *w, int nd, int H, int W, int Cin,
-                                      int Cout)
+static void upconv_backward_data(gd_runner run, float *dx, const float *dy, const float *w, int nd, int H, int W,
+                                 int Cin, int Cout)
 {
   size_t nvox = (size_t)nd * H * W, n8 = (size_t)8 * Cout;
   if (nvox == 0) return;
@@ -73,12 +76,12 @@ void sf_upconv3d_backward_data_direct(float *dx, const float *dy, const float *w
     sf_gd_seg seg = {g8, wt, (int)n8};
     sf_gd_problem p = {.seg = &seg, .nseg = 1, .M = (int)(v1 - v0), .N = Cin, .init = SF_GD_ZERO,
                        .ars = n8, .aks = 1, .bks = (size_t)Cin, .ldc = (size_t)Cin, .c = dx + v0 * Cin};
-    sf_gd_run(&p);
+    run(&p);
   }
 }
 
-void sf_upconv3d_backward_weights_direct(float *dw, float *db, const float *x, const float *dy, int nd, int H,
-                                         int W, int Cin, int Cout)
+static void upconv_backward_weights(gd_runner run, float *dw, float *db, const float *x, const float *dy, int nd,
+                                    int H, int W, int Cin, int Cout)
 {
   if ((size_t)nd * H * W == 0) return;
   size_t rows = (size_t)nd * H, per = sf_min_sz(rows, (size_t)(UPCONV_DW_VOXELS + W - 1) / W);
@@ -93,8 +96,49 @@ void sf_upconv3d_backward_weights_direct(float *dw, float *db, const float *x, c
       sf_gd_problem p = {.seg = seg, .nseg = nr, .M = Cin, .N = 2 * Cout, .init = SF_GD_ACC, .ars = 1,
                          .aks = (size_t)Cin, .bks = (size_t)2 * Cout, .ldc = (size_t)8 * Cout,
                          .c = dw + (size_t)ap * 2 * Cout};
-      sf_gd_run(&p);
+      run(&p);
     }
   }
   sf_bias_grad_rows(db, dy, (size_t)8 * nd * H * W, Cout);
+}
+
+void sf_upconv3d_forward_direct(float *y, const float *x, const float *w, const float *b, int nd, int H, int W,
+                                int Cin, int Cout)
+{
+  upconv_forward(sf_gd_run, y, x, w, b, nd, H, W, Cin, Cout);
+}
+
+void sf_upconv3d_backward_data_direct(float *dx, const float *dy, const float *w, int nd, int H, int W, int Cin,
+                                      int Cout)
+{
+  upconv_backward_data(sf_gd_run, dx, dy, w, nd, H, W, Cin, Cout);
+}
+
+void sf_upconv3d_backward_weights_direct(float *dw, float *db, const float *x, const float *dy, int nd, int H,
+                                         int W, int Cin, int Cout)
+{
+  upconv_backward_weights(sf_gd_run, dw, db, x, dy, nd, H, W, Cin, Cout);
+}
+
+/* torch_amp: 1 (scaffold/ops.h): the same products with bf16 operands on AMX tiles; the fp32 kernels otherwise */
+void sf_upconv3d_forward_bf16(float *y, const float *x, const float *w, const float *b, int nd, int H, int W, int Cin,
+                              int Cout)
+{
+  if (sf_bf16_engine_active() == SF_BF16_AMX) upconv_forward(sf_gd_run_amx, y, x, w, b, nd, H, W, Cin, Cout);
+  else sf_upconv3d_forward_blas(y, x, w, b, nd, H, W, Cin, Cout);
+}
+
+void sf_upconv3d_backward_data_bf16(float *dx, const float *dy, const float *w, int nd, int H, int W, int Cin,
+                                    int Cout)
+{
+  if (sf_bf16_engine_active() == SF_BF16_AMX) upconv_backward_data(sf_gd_run_amx, dx, dy, w, nd, H, W, Cin, Cout);
+  else sf_upconv3d_backward_data_blas(dx, dy, w, nd, H, W, Cin, Cout);
+}
+
+void sf_upconv3d_backward_weights_bf16(float *dw, float *db, const float *x, const float *dy, int nd, int H, int W,
+                                       int Cin, int Cout)
+{
+  if (sf_bf16_engine_active() == SF_BF16_AMX)
+    upconv_backward_weights(sf_gd_run_amx, dw, db, x, dy, nd, H, W, Cin, Cout);
+  else sf_upconv3d_backward_weights_blas(dw, db, x, dy, nd, H, W, Cin, Cout);
 }

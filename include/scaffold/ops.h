@@ -129,6 +129,16 @@ void sf_upconv3d_backward_data_direct(float *dx, const float *dy, const float *w
                                       int Cout);
 void sf_upconv3d_backward_weights_direct(float *dw, float *db, const float *x, const float *dy,
                                          int nd, int H, int W, int Cin, int Cout);
+/* torch_amp: 1 on CPU workers (as upstream's autocast, which lowers conv_transpose3d to bf16): the same three
+ * with bf16 operands (rounded as sf_bf16_round_floats) and fp32 sums on AMX tiles when the bf16 engine is AMX
+ * (codelets/cpu/gemm_amx.c); the bias and its gradient stay fp32. With the VDPBF16PS engine or none, the fp32
+ * _blas ones (no VDPBF16PS kernels for these small products). */
+void sf_upconv3d_forward_bf16(float *y, const float *x, const float *w, const float *b, int nd, int H, int W, int Cin,
+                              int Cout);
+void sf_upconv3d_backward_data_bf16(float *dx, const float *dy, const float *w, int nd, int H, int W, int Cin,
+                                    int Cout);
+void sf_upconv3d_backward_weights_bf16(float *dw, float *db, const float *x, const float *dy, int nd, int H, int W,
+                                       int Cin, int Cout);
 
 /* ---- GroupNorm (affine, exact when tiled) -------------------------------------------------------
  * Forward is two passes: stats over every slab (reduced), then normalize each slab.

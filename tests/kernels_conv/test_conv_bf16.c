@@ -16,22 +16,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bf16test.h"
 #include "convtest.h"
 #include "scaffold/cpu_isa.h"
 #include "scaffold/ops.h"
 #include "testutil.h"
-
-#define RTOL_EXACT 1e-5 /* kernel vs reference on bf16-rounded operands */
-#define RTOL_BF16 2e-2  /* kernel vs reference on fp32 operands */
-#define MIN_BF16 1e-4   /* ... and at least this far from it: the operands are rounded */
-
-static float *rounded(const float *a, size_t n)
-{
-  if (!a) return NULL;
-  float *r = ct_zeros(n);
-  sf_bf16_round_floats(r, a, n);
-  return r;
-}
 
 /* RNE to bf16 by its definition, for finite inputs */
 static float rne_bf16(float f)
@@ -58,32 +47,13 @@ static void check_rounding(void)
 
 typedef void (*conv_fn)(float *, const float *, const float *, const float *, const float *, int, int, int, int, int);
 
-/* out = kernel(in), ref_exact = ref(rounded in), ref_fp32 = ref(in); the three checks above */
-static void check_pair(const char *name, const float *out, const float *ref_exact, const float *ref_fp32, size_t n)
-{
-  char nm[256];
-  snprintf(nm, sizeof nm, "%s vs reference on bf16 operands", name);
-  sf_check_close_f(nm, out, ref_exact, n, RTOL_EXACT);
-  snprintf(nm, sizeof nm, "%s vs fp32 reference (bf16 tolerance)", name);
-  sf_check_close_f(nm, out, ref_fp32, n, RTOL_BF16);
-  double e = sf_max_rel_err_f(out, ref_fp32, n, NULL);
-  sf_test_checks++;
-  if (!(e >= MIN_BF16)) {
-    sf_test_failures++;
-    fprintf(stderr,
-            "FAIL %s: differs from fp32 by only %.3e < %.1e: operands not "
-            "rounded to bf16?\n",
-            name, e, MIN_BF16);
-  }
-}
-
 static void check_dirs(const char *tag, int nd, int H, int W, int Ci, int Co, const float *xlo, const float *x,
                        const float *xhi, const float *dylo, const float *dy, const float *dyhi, const float *w)
 {
   size_t pl_x = (size_t)H * W * Ci, pl_y = (size_t)H * W * Co;
-  const float *rx[3] = {rounded(xlo, pl_x), rounded(x, nd * pl_x), rounded(xhi, pl_x)};
-  const float *rdy[3] = {rounded(dylo, pl_y), rounded(dy, nd * pl_y), rounded(dyhi, pl_y)};
-  float *rw = rounded(w, (size_t)27 * Ci * Co);
+  const float *rx[3] = {ct_rounded(xlo, pl_x), ct_rounded(x, nd * pl_x), ct_rounded(xhi, pl_x)};
+  const float *rdy[3] = {ct_rounded(dylo, pl_y), ct_rounded(dy, nd * pl_y), ct_rounded(dyhi, pl_y)};
+  float *rw = ct_rounded(w, (size_t)27 * Ci * Co);
   const struct {
     const char *dir;
     conv_fn ref, bf16;
@@ -100,7 +70,7 @@ static void check_dirs(const char *tag, int nd, int H, int W, int Ci, int Co, co
     dirs[i].bf16(out, dirs[i].lo, dirs[i].in, dirs[i].hi, w, nd, H, W, Ci, Co);
     char nm[192];
     snprintf(nm, sizeof nm, "%s %s", tag, dirs[i].dir);
-    check_pair(nm, out, exact, fp32, dirs[i].nout);
+    ct_check_bf16(nm, out, exact, fp32, dirs[i].nout);
     free(exact), free(fp32), free(out);
   }
   for (int i = 0; i < 3; i++) free((void *)rx[i]), free((void *)rdy[i]);
@@ -111,8 +81,8 @@ static void check_dw(const char *tag, int nd, int H, int W, int Ci, int Co, cons
                      const float *xhi, const float *dy, uint64_t s)
 {
   size_t pl_x = (size_t)H * W * Ci, pl_y = (size_t)H * W * Co, nw = (size_t)27 * Ci * Co;
-  float *rxlo = rounded(xlo, pl_x), *rx = rounded(x, nd * pl_x), *rxhi = rounded(xhi, pl_x);
-  float *rdy = rounded(dy, nd * pl_y), *dw0 = ct_rand(nw, s);
+  float *rxlo = ct_rounded(xlo, pl_x), *rx = ct_rounded(x, nd * pl_x), *rxhi = ct_rounded(xhi, pl_x);
+  float *rdy = ct_rounded(dy, nd * pl_y), *dw0 = ct_rand(nw, s);
   for (size_t i = 0; i < nw; i++) dw0[i] *= 0.1f * (float)(nd * H * W); /* the size of a gradient, not above */
   float *exact = ct_copy(dw0, nw), *fp32 = ct_copy(dw0, nw), *out = ct_copy(dw0, nw);
   sf_conv3d_backward_weights_ref(exact, rxlo, rx, rxhi, rdy, nd, H, W, Ci, Co);
@@ -123,7 +93,7 @@ static void check_dw(const char *tag, int nd, int H, int W, int Ci, int Co, cons
   for (size_t i = 0; i < nw; i++) exact[i] -= dw0[i], fp32[i] -= dw0[i], out[i] -= dw0[i];
   char nm[192];
   snprintf(nm, sizeof nm, "%s dW taps [0,14) + [14,27), accumulated", tag);
-  check_pair(nm, out, exact, fp32, nw);
+  ct_check_bf16(nm, out, exact, fp32, nw);
   free(rxlo), free(rx), free(rxhi), free(rdy), free(dw0), free(exact), free(fp32), free(out);
 }
 
