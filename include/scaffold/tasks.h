@@ -44,7 +44,7 @@ typedef enum {
  *  flops_share: 0 (the default) or the share of the task's work that counts in its declared flops
  *        (a conv on a block padded with its neighbours' border computes outputs that are thrown away:
  *        only the block's own count, so GFLOP/s stay the model's).
- *  bf16: 0 (the default) or 1 for torch_amp: 1: the 3x3x3 convolutions submit their bf16 codelets,
+ *  bf16: 0 (the default) or 1 for torch_amp: 1: the 3x3x3 and transposed convolutions submit their bf16 codelets,
  *        whose CPU functions run the bf16 engine (bf16 operands, fp32 sums; needs
  *        sf_cpu_bf16_engine() != NULL) and whose CUDA functions run under the CUDA precision torch_amp
  *        set (bf16); OpenCL workers keep fp32. Their own perfmodels (another symbol). */

@@ -391,9 +391,11 @@ int sf_cmd_benchmark(int argc, char **argv)
   sf_result_set_string(res, "cpu_kernels", sf_cpu_isa_name(sf_cpu_isa_active()));
   const char *bf16_engine = sf_cpu_bf16_engine();
   if (c.torch_amp && bf16_engine)
-    sf_info("benchmark: torch_amp: 1: CPU workers run the 3x3x3 convolutions in bf16 (engine %s: bf16 operands, "
-            "fp32 sums); GroupNorm, the loss, reductions, the 1x1x1 and transposed convolutions and Adam stay "
-            "fp32, OpenCL workers stay fp32 (docs/performance.md, \"bf16\")", bf16_engine);
+    sf_info("benchmark: torch_amp: 1: CPU workers run the 3x3x3 convolutions%s in bf16 (engine %s: bf16 "
+            "operands, fp32 sums); GroupNorm, the loss, reductions, the 1x1x1 convolution%s and Adam stay fp32, "
+            "OpenCL workers stay fp32 (docs/performance.md, \"bf16\")",
+            strcmp(bf16_engine, "amx") ? "" : " and the transposed ones", bf16_engine,
+            strcmp(bf16_engine, "amx") ? ", the transposed ones" : "");
   else if (c.torch_amp) /* upstream's CPU autocast runs the convolutions in bf16: say that ours cannot here */
     sf_warn("torch_amp: 1: this CPU has no bf16 instructions (AVX512_BF16%s), so CPU workers compute the "
             "convolutions in fp32 where upstream's CPU autocast would run them in bf16; CUDA workers run bf16",

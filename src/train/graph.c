@@ -624,7 +624,8 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
   g->spatial = T;
   /* a spatial replica's tasks go through StarPU-MPI (scaffold/tasks.h); priorities: sample loads,
    * then the activation path, then weight gradients */
-  /* torch_amp: 1 runs the 3x3x3 convolutions in bf16 where the CPU has a bf16 engine (sf_topt.bf16) */
+  /* torch_amp: 1 runs the 3x3x3 (and, with AMX, the transposed) convolutions in bf16 where the CPU has a bf16
+   * engine (sf_topt.bf16) */
   int bf16 = c->torch_amp && sf_cpu_bf16_engine() != NULL;
   g->opt_load = (sf_topt){.prio = 2, .mpi = T > 1, .bf16 = bf16};
   g->opt_crit = (sf_topt){.prio = 1, .mpi = T > 1, .bf16 = bf16};

@@ -10,13 +10,13 @@
  * one step on the whole batch (sf_graph_train_batch: CE pooled over the batch, Dice averaged over
  * it), and its loss after the update is the mean of the samples' evaluated losses (PyTorch's is the
  * batch's: the same up to the CE pooling, so that check compares the Dice term only).
- * With SF_TEST_TORCH_AMP=1 the step runs with torch_amp: 1 (the 3x3x3 convolutions in bf16 with fp32
- * sums on the CPU's bf16 engine) and is held to bf16 tolerances instead (AMP_* below): the loss terms,
- * the gradient norm, each gradient tensor's and the whole gradient's relative L2 error; the whole
- * gradient must also differ from fp32's by more than fp32 summation error, which shows the
- * convolutions really ran in bf16. The Adam update and the loss after it are not checked there: Adam's
- * first step is lr * sign(g), which a bf16 gradient flips wherever g is near zero. Skipped (exit 77)
- * on a CPU without a bf16 engine.
+ * With SF_TEST_TORCH_AMP=1 the step runs with torch_amp: 1 (the 3x3x3 convolutions, and with AMX the
+ * transposed ones, in bf16 with fp32 sums on the CPU's bf16 engine) and is held to bf16 tolerances
+ * instead (AMP_* below): the loss terms, the gradient norm, each gradient tensor's and the whole
+ * gradient's relative L2 error; the whole gradient must also differ from fp32's by more than fp32
+ * summation error, which shows the convolutions really ran in bf16. The Adam update and the loss after
+ * it are not checked there: Adam's first step is lr * sign(g), which a bf16 gradient flips wherever g
+ * is near zero. Skipped (exit 77) on a CPU without a bf16 engine.
  * Usage: test_graph_golden unet_ps4.bin slabs */
 #include <math.h>
 #include <stdlib.h>

@@ -73,7 +73,7 @@ grep -qE "^scaffold: warning: OpenBLAS core Prescott: this $generic_warning" "$T
 # in bf16 on an engine and the result records cpu_precision bf16; without it (or with SF_CPU_BF16=none,
 # checked on any CPU) it warns that they compute in fp32 and records fp32; torch_amp: 0 says neither
 amp_warning='warning: torch_amp: 1: this CPU has no bf16 instructions \(AVX512_BF16.*CPU workers compute the convolutions in fp32'
-amp_info='^benchmark: torch_amp: 1: CPU workers run the 3x3x3 convolutions in bf16 \(engine (amx|vdpbf16ps):'
+amp_info='^benchmark: torch_amp: 1: CPU workers run the 3x3x3 convolutions( and the transposed ones)? in bf16 \(engine (amx|vdpbf16ps):'
 res_plain=$res
 if grep -qw avx512_bf16 /proc/cpuinfo; then
   grep -qE "$amp_info" "$T/plain.log" || fail "torch_amp: 1 on an AVX512_BF16 CPU: no bf16 line:"$'\n'"$(cat "$T/plain.log")"

@@ -33,7 +33,7 @@ grep '^epoch\|^summary' <<<"$out"
 [ -z "${CONV_RUNTIME:-}" ] || grep -q "benchmark: $(case $CONV_RUNTIME in openmp) echo OpenMP tasks ;; *) echo sequential executor ;; esac)" <<<"$out" ||
   die "the run does not say it used runtime $CONV_RUNTIME; output: $(head -5 <<<"$out")"
 if [ "${CONV_AMP:-0}" = 1 ]; then
-  grep -q "CPU workers run the 3x3x3 convolutions in bf16 (engine" <<<"$out" ||
+  grep -qE "CPU workers run the 3x3x3 convolutions( and the transposed ones)? in bf16 \(engine" <<<"$out" ||
     die "torch_amp: 1 run does not say its CPU workers ran bf16; output: $(head -8 <<<"$out")"
 fi
 echo "PASS in $(($(date +%s) - t0)) s"
