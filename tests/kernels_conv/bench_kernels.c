@@ -3,8 +3,9 @@
  * on one thread. The 3x3x3 conv is timed side by side as im2col + sgemm and as the direct kernels
  * of every kernel set up to the active one (portable C, AVX2, AVX-512: scaffold/cpu_isa.h), each
  * made active in turn; the 1x1x1 and transposed convs as sgemm and as their _blas kernel under the
- * active set (which hands over to the direct kernels where sf_*_direct_wins). '*' marks the variant
- * the dispatch picks for that shape.
+ * active set (which hands over to the direct kernels where sf_*_direct_wins), and the transposed conv
+ * also in bf16 where the bf16 engine is AMX (torch_amp: 1). '*' marks the variant the fp32 dispatch picks
+ * for that shape.
  * Usage: bench_kernels [--quick | --gemm] [--reps N]
  *   (--quick: base-8 shapes; --gemm: the 1x1x1 and transposed conv layers; default: base-64 shapes)
  * Run it through scripts/bench-kernels. Figures are medians over N repetitions after one warm-up, the
@@ -162,6 +163,10 @@ static void run_once(const shape *s, bufs *b, int dir, int direct)
     if (dir == 0) sf_conv3d_forward_blas(b->y, b->xlo, b->x, b->xhi, b->w, nd, H, W, Ci, Co);
     if (dir == 1) sf_conv3d_backward_data_blas(b->dx, b->glo, b->dy, b->ghi, b->w, nd, H, W, Ci, Co);
     if (dir == 2) sf_conv3d_backward_weights_blas(b->dw, b->xlo, b->x, b->xhi, b->dy, nd, H, W, Ci, Co);
+  } else if (s->kind == UPCONV && direct == 2) { /* bf16 (torch_amp: 1 on AMX) */
+    if (dir == 0) sf_upconv3d_forward_bf16(b->y, b->x, b->w, b->b, nd, H, W, Ci, Co);
+    if (dir == 1) sf_upconv3d_backward_data_bf16(b->dx, b->dy, b->w, nd, H, W, Ci, Co);
+    if (dir == 2) sf_upconv3d_backward_weights_bf16(b->dw, b->db, b->x, b->dy, nd, H, W, Ci, Co);
   } else if (s->kind == UPCONV) {
     if (dir == 0) sf_upconv3d_forward_blas(b->y, b->x, b->w, b->b, nd, H, W, Ci, Co);
     if (dir == 1) sf_upconv3d_backward_data_blas(b->dx, b->dy, b->w, nd, H, W, Ci, Co);
@@ -208,7 +213,7 @@ static int use_variant(const shape *s, int v, sf_cpu_isa active)
 {
   if (s->kind != CONV3) {
     sf_cpu_isa_set_for_testing(v ? active : SF_ISA_NONE);
-    return 0;
+    return v == 2 ? 2 : 0; /* 2: a transposed conv's bf16 column (AMX) */
   }
   int sets = active == SF_ISA_NONE ? 0 : (int)active - SF_ISA_C + 1;
   if (v > sets) return 2; /* the bf16 column (conv3d_bf16*.c: no kernel set involved) */
@@ -220,6 +225,7 @@ static int use_variant(const shape *s, int v, sf_cpu_isa active)
 static int variant_count(const shape *s, sf_cpu_isa active)
 {
   if (active == SF_ISA_NONE) return 1;
+  if (s->kind == UPCONV) return 2 + (sf_bf16_engine_active() == SF_BF16_AMX);
   return s->kind == CONV3 ? 1 + (int)active - SF_ISA_C + 1 + sf_cpu_bf16_supported() : 2;
 }
 
@@ -305,8 +311,10 @@ int main(int argc, char **argv)
          sf_cpu_isa_name(sf_cpu_isa_supported()));
   for (int v = 1; v <= nsets; v++) printf(", direct %s", sf_cpu_isa_name((sf_cpu_isa)(SF_ISA_C + v - 1)));
   if (nsets && sf_cpu_bf16_supported()) printf(", bf16 (AVX512_BF16, torch_amp: 1)");
-  printf("; 1x1x1 / transposed conv columns: sgemm, then the _blas kernel under %s; * = the dispatch's pick\n",
-         sf_cpu_isa_name(active));
+  printf("; 1x1x1 / transposed conv columns: sgemm, then the _blas kernel under %s%s; * = the dispatch's pick "
+         "(fp32)\n",
+         sf_cpu_isa_name(active),
+         sf_bf16_engine_active() == SF_BF16_AMX ? ", then (transposed) bf16 on AMX (torch_amp: 1)" : "");
   printf("cblas_sgemm 2048^3: %.1f GFLOP/s (median of %d samples between layers, spread %.1f-%.1f)\n\n", ref, ns,
          lo, hi);
   printf("%-22s %8s %6s", "layer (slab)", "Cin->Cout", "GFLOP");
