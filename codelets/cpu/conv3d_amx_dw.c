@@ -165,8 +165,14 @@ SF_AMX_TARGET static void dw_block(float *dwt, float *buf, const dw_operands *o,
       int ci = ci0 + 16 * (j % nc), co = 16 * (n0 + n);
       int nci = o->Cin - ci < 16 ? o->Cin - ci : 16, nco = o->Cout - co < 16 ? o->Cout - co : 16;
       float *dst = dwt + (size_t)(j / nc) * o->Cin * o->Cout + (size_t)ci * o->Cout + co;
-      for (int r = 0; r < nci; r++)
-        for (int s = 0; s < nco; s++) dst[(size_t)r * o->Cout + s] += tile[16 * s + r];
+      __m512 t[16]; /* transposed in registers, so each input channel's row adds as one vector */
+      for (int s = 0; s < 16; s++) t[s] = _mm512_loadu_ps(tile + 16 * s);
+      sf_amx_transpose16(t);
+      __mmask16 m = (__mmask16)((1u << nco) - 1);
+      for (int r = 0; r < nci; r++) {
+        float *d = dst + (size_t)r * o->Cout;
+        _mm512_mask_storeu_ps(d, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, d), t[r]));
+      }
     }
 }
 
