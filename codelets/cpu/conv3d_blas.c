@@ -1,5 +1,6 @@
 /* 3x3x3 convolution (padding 1, stride 1, no bias) as implicit GEMM with OpenBLAS, NDHWC; every
- * direction hands over to the direct kernels (conv3d_direct*.c, AVX-512 or AVX2) where they win. col() is
+ * direction hands over to the direct kernels (conv3d_direct*.c, AVX-512 or AVX2) where they win, forward
+ * dX and dW (all taps) first to Winograd (conv3d_winograd.c) where that wins. col() is
  * im2col: row v holds the 27 neighbours of voxel v, ordered (kd,kh,kw,c) like the weights.
  *   forward: y[v][Cout] = col(x)[v][27*Cin] . w[27*Cin][Cout]
  *   dX:      dx[v][Cin] = col(dy)[v][27*Cout] . w'[27*Cout][Cin], w'[k][co][ci] = w[26-k][ci][co]: a
@@ -117,6 +118,10 @@ static void conv_gemm(float *y, const float *lo, const float *x, const float *hi
 void sf_conv3d_forward_blas(float *y, const float *x_lo, const float *x, const float *x_hi,
                             const float *w, int nd, int H, int W, int Cin, int Cout)
 {
+  if (sf_conv3d_winograd_wins(nd, H, W, Cin, Cout)) {
+    sf_conv3d_forward_winograd(y, x_lo, x, x_hi, w, nd, H, W, Cin, Cout);
+    return;
+  }
   if (sf_conv3d_direct_wins(W, Cout)) {
     sf_conv3d_forward_direct(y, x_lo, x, x_hi, w, nd, H, W, Cin, Cout);
     return;
@@ -150,10 +155,28 @@ static void dx_scatter(float *dx, const float *g, int e0, int ne, const float *w
   }
 }
 
+/* spatially flipped (k -> 26-k), channels transposed, in 32x32 blocks so both sides stream through
+ * cache lines */
+void sf_conv3d_mirror_weights(float *wf, const float *w, int Cin, int Cout)
+{
+  for (int k = 0; k < 27; k++) {
+    const float *src = w + (size_t)(26 - k) * Cin * Cout;
+    float *dst = wf + (size_t)k * Cout * Cin;
+    for (int c0 = 0; c0 < Cin; c0 += 32)
+      for (int o0 = 0; o0 < Cout; o0 += 32)
+        for (int co = o0; co < o0 + 32 && co < Cout; co++)
+          for (int ci = c0; ci < c0 + 32 && ci < Cin; ci++) dst[(size_t)co * Cin + ci] = src[(size_t)ci * Cout + co];
+  }
+}
+
 /* dx: (nd,H,W,Cin) written from dy: (nd,H,W,Cout) and its halo planes dy_lo, dy_hi. */
 void sf_conv3d_backward_data_blas(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,
                                   const float *w, int nd, int H, int W, int Cin, int Cout)
 {
+  if (sf_conv3d_winograd_wins(nd, H, W, Cout, Cin)) {
+    sf_conv3d_backward_data_winograd(dx, dy_lo, dy, dy_hi, w, nd, H, W, Cin, Cout);
+    return;
+  }
   if (sf_conv3d_direct_wins(W, Cin)) {
     sf_conv3d_backward_data_direct(dx, dy_lo, dy, dy_hi, w, nd, H, W, Cin, Cout);
     return;
@@ -169,16 +192,8 @@ void sf_conv3d_backward_data_blas(float *dx, const float *dy_lo, const float *dy
     conv_gemm(dx, dy_lo, dy, dy_hi, NULL, w, nd, H, W, Cout, Cin);
     return;
   }
-  /* wf: (3,3,3,Cout,Cin) = w spatially flipped (k -> 26-k), channels transposed (in 32x32 blocks) */
   float *wf = sf_workspace_floats(1, (size_t)27 * Cin * Cout);
-  for (int k = 0; k < 27; k++) {
-    const float *src = w + (size_t)(26 - k) * Cin * Cout;
-    float *dst = wf + (size_t)k * Cout * Cin;
-    for (int c0 = 0; c0 < Cin; c0 += 32)
-      for (int o0 = 0; o0 < Cout; o0 += 32)
-        for (int co = o0; co < o0 + 32 && co < Cout; co++)
-          for (int ci = c0; ci < c0 + 32 && ci < Cin; ci++) dst[(size_t)co * Cin + ci] = src[(size_t)ci * Cout + co];
-  }
+  sf_conv3d_mirror_weights(wf, w, Cin, Cout);
   conv_gemm(dx, dy_lo, dy, dy_hi, wf, NULL, nd, H, W, Cout, Cin);
 }
 
@@ -232,6 +247,10 @@ void sf_conv3d_backward_weights_blas(float *dw, const float *x_lo, const float *
 {
   size_t nvox = (size_t)nd * H * W, K = (size_t)27 * Cin;
   if (nvox == 0) return;
+  if (sf_conv3d_winograd_dw_wins(nd, H, W, Cin, Cout)) {
+    sf_conv3d_backward_weights_winograd(dw, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout);
+    return;
+  }
   if (sf_conv3d_direct_dw_wins(W, Cout)) {
     sf_conv3d_backward_weights_direct(dw, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout);
     return;

@@ -2,7 +2,7 @@
  * (conv3d_direct_tiles.h): define SF_DIRECT_ISA to SF_DIRECT_SET_AVX512, _AVX2 or _C, then
  * include this. Gives the vector type SF_VEC of SF_VW floats, SF_VTARGET (the function attribute
  * enabling that set), SF_VMAX_R (register-block rows that fit the register file with two vectors
- * per row) and load/store/zero/broadcast/add/fused multiply-add. */
+ * per row) and load/store/zero/broadcast/add/subtract/multiply/fused multiply-add. */
 #ifndef SF_CONV3D_DIRECT_VEC_H
 #define SF_CONV3D_DIRECT_VEC_H
 
@@ -21,6 +21,8 @@
 #define SF_VSET1(s) _mm512_set1_ps(s)
 #define SF_VFMA(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define SF_VADD(a, b) _mm512_add_ps(a, b)
+#define SF_VSUB(a, b) _mm512_sub_ps(a, b)
+#define SF_VMUL(a, b) _mm512_mul_ps(a, b)
 #define SF_VKEEP(v) __asm__("" : "+v"(v))
 #elif SF_DIRECT_ISA == SF_DIRECT_SET_AVX2 /* 16 ymm: 6 rows x 2 accumulators + 2 weights + 1 broadcast */
 #include <immintrin.h>
@@ -34,6 +36,8 @@
 #define SF_VSET1(s) _mm256_set1_ps(s)
 #define SF_VFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
 #define SF_VADD(a, b) _mm256_add_ps(a, b)
+#define SF_VSUB(a, b) _mm256_sub_ps(a, b)
+#define SF_VMUL(a, b) _mm256_mul_ps(a, b)
 #define SF_VKEEP(v) __asm__("" : "+x"(v))
 #elif SF_DIRECT_ISA == SF_DIRECT_SET_C /* GCC vector extension: whatever the build's target has */
 typedef float sf_vec_c __attribute__((vector_size(32)));
@@ -53,6 +57,8 @@ static inline sf_vec_c sf_vload_c(const float *p)
 #define SF_VSET1(s) ((sf_vec_c){0} + (s))
 #define SF_VFMA(a, b, c) ((a) * (b) + (c))
 #define SF_VADD(a, b) ((a) + (b))
+#define SF_VSUB(a, b) ((a) - (b))
+#define SF_VMUL(a, b) ((a) * (b))
 #define SF_VKEEP(v) ((void)0)
 #else
 #error "SF_DIRECT_ISA must be one of the SF_DIRECT_SET_* (conv3d_direct_internal.h)"

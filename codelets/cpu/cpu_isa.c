@@ -1,5 +1,6 @@
 /* Run-time choice of the CPU kernel set (scaffold/cpu_isa.h) and the OpenBLAS core report. */
 #include "scaffold/cpu_isa.h"
+#include "scaffold/ops.h"
 
 #include <cblas.h>
 #include <pthread.h>
@@ -89,7 +90,9 @@ char *sf_cpu_kernels_describe(char *buf, size_t len)
   if (isa == SF_ISA_NONE)
     snprintf(buf, len, "none (SF_CONV_DIRECT=0: im2col + sgemm everywhere), OpenBLAS core %s", core ? core : "?");
   else
-    snprintf(buf, len, "%s direct (SF_CPU_ISA to cap), OpenBLAS core %s", sf_cpu_isa_name(isa), core ? core : "?");
+    snprintf(buf, len, "%s direct%s (SF_CPU_ISA to cap), OpenBLAS core %s", sf_cpu_isa_name(isa),
+             sf_conv_winograd_active() ? " + Winograd F(2,3) on wide layers, SF_CONV_WINOGRAD=0 for direct only" : "",
+             core ? core : "?");
   return buf;
 }
 

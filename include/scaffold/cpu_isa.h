@@ -51,8 +51,10 @@ const char *sf_bf16_engine_name(sf_bf16_engine e);
 const char *sf_blas_core_name(void);
 int sf_blas_core_is_generic(void);
 
-/* The run header's line for both: "avx2 direct (SF_CPU_ISA to cap), OpenBLAS core Zen"; with the
- * direct kernels off, "none (SF_CONV_DIRECT=0: im2col + sgemm everywhere), OpenBLAS core Zen". */
+/* The run header's line for both: "avx2 direct (SF_CPU_ISA to cap), OpenBLAS core Zen", with
+ * " + Winograd F(2,3) on wide layers, SF_CONV_WINOGRAD=0 for direct only" after "direct" while
+ * sf_conv_winograd_active() (scaffold/ops.h); with the direct kernels off, "none (SF_CONV_DIRECT=0:
+ * im2col + sgemm everywhere), OpenBLAS core Zen". */
 char *sf_cpu_kernels_describe(char *buf, size_t len);
 /* When sf_blas_core_is_generic(): what that costs and what to try (no "warning:" prefix), in buf;
  * otherwise NULL. */

@@ -52,6 +52,28 @@ void sf_conv3d_backward_weights_direct(float *dw, const float *x_lo, const float
 void sf_conv3d_backward_weights_taps_direct(float *dw, int t0, int t1, const float *x_lo, const float *x,
                                             const float *x_hi, const float *dy, int nd, int H, int W, int Cin,
                                             int Cout);
+/* wf: (27, Cout, Cin) = w: (27, Cin, Cout) with the taps mirrored (k -> 26-k) and each tap's matrix
+ * transposed: the weights of dX as a forward conv of dy (conv3d_blas.c) */
+void sf_conv3d_mirror_weights(float *wf, const float *w, int Cin, int Cout);
+/* Winograd F(2x2x2, 3x3x3) forward, dX and dW (codelets/cpu/conv3d_winograd.c) in the active kernel
+ * set, which the _blas kernels hand over to where sf_conv3d_winograd_wins (_dw_wins: dW) (wide layers;
+ * K, N = input and output channels of the conv being run, forward: Cin, Cout, dX: Cout, Cin). _fits:
+ * the shapes it can run (nd, H, W even; K, N multiples of the vector width; K*N small enough for the
+ * transformed weights); _wins adds the switch: sf_conv_winograd_active() (SF_CONV_WINOGRAD=0 turns it
+ * off, for A/B runs; off with SF_CONV_DIRECT=0 or the portable C set) and a tile count that pays for
+ * the weight transform. Same arguments as the _direct kernels. */
+int sf_conv_winograd_active(void);
+void sf_conv_winograd_set_for_testing(int on);
+int sf_conv3d_winograd_fits(int nd, int H, int W, int K, int N);
+int sf_conv3d_winograd_wins(int nd, int H, int W, int K, int N);
+int sf_conv3d_winograd_dw_wins(int nd, int H, int W, int Cin, int Cout);
+void sf_conv3d_forward_winograd(float *y, const float *x_lo, const float *x, const float *x_hi, const float *w,
+                                int nd, int H, int W, int Cin, int Cout);
+void sf_conv3d_backward_data_winograd(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,
+                                      const float *w, int nd, int H, int W, int Cin, int Cout);
+/* the weight gradient (accumulated, all 27 taps): K, N = Cin, Cout */
+void sf_conv3d_backward_weights_winograd(float *dw, const float *x_lo, const float *x, const float *x_hi,
+                                         const float *dy, int nd, int H, int W, int Cin, int Cout);
 /* bf16 kernels (torch_amp: 1 on CPU workers; codelets/cpu/conv3d_bf16*.c, conv3d_amx*.c): the same
  * convolutions with the activations, gradients and weights rounded to bf16 (nearest even) and the
  * products summed in fp32; fp32 in and out, same arguments as the _direct kernels. They run the active

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The run header's CPU kernel set and OpenBLAS core (issue 20, include/scaffold/cpu_isa.h):
 # `scaffold benchmark` (--datagen-only: the header and the result JSON without training) prints
-# "benchmark: CPU kernels: <isa> direct (SF_CPU_ISA to cap), OpenBLAS core <core>" and records
-# "cpu_kernels" next to the machine info; tests/perf/bench_train_step prints the same line on stderr
+# "benchmark: CPU kernels: <isa> direct[ + Winograd ...] (SF_CPU_ISA to cap), OpenBLAS core <core>" and records
+# "cpu_kernels" next to the machine info (SF_CONV_WINOGRAD=0 drops the Winograd part); tests/perf/bench_train_step prints the same line on stderr
 # and carries cpu_kernels in its SFBENCH JSON. SF_CPU_ISA=c is followed by both. With
 # OPENBLAS_CORETYPE=Prescott (Debian's DYNAMIC_ARCH OpenBLAS switches to its generic core) both warn
 # that OpenBLAS runs generic kernels and suggest OPENBLAS_CORETYPE; without it, no such warning. With
@@ -43,9 +43,15 @@ generic_warning='OpenBLAS does not know this CPU .*runs its generic kernels.*OPE
 # default: the best set this CPU has, the real core; no generic warning unless OpenBLAS is generic here
 bench plain
 line=$(grep -m1 '^benchmark: CPU kernels: ' "$T/plain.log")
-[[ "$line" =~ ^benchmark:\ CPU\ kernels:\ (c|avx2|avx512)\ direct\ \(SF_CPU_ISA\ to\ cap\),\ OpenBLAS\ core\ ([A-Za-z0-9]+)$ ]] ||
+wino=' + Winograd F(2,3) on wide layers, SF_CONV_WINOGRAD=0 for direct only'
+[[ "$line" =~ ^benchmark:\ CPU\ kernels:\ (c|avx2|avx512)\ direct("$wino")?\ \(SF_CPU_ISA\ to\ cap\),\ OpenBLAS\ core\ ([A-Za-z0-9]+)$ ]] ||
   fail "no or malformed 'benchmark: CPU kernels: ...' line: '${line:-none}'"
-isa=${BASH_REMATCH[1]:-} core=${BASH_REMATCH[2]:-}
+isa=${BASH_REMATCH[1]:-} winon=${BASH_REMATCH[2]:-} core=${BASH_REMATCH[3]:-}
+# Winograd runs with the AVX2 and AVX-512 sets (codelets/cpu/conv3d_winograd.c), and SF_CONV_WINOGRAD=0 turns it off
+case $isa in avx2 | avx512) [ -n "$winon" ] || fail "kernel set $isa: the header does not say Winograd is on: '$line'" ;; esac
+bench nowino SF_CONV_WINOGRAD=0
+grep -q "^benchmark: CPU kernels: $isa direct (SF_CPU_ISA to cap), OpenBLAS core " "$T/nowino.log" ||
+  fail "SF_CONV_WINOGRAD=0: header says: $(grep -m1 'CPU kernels' "$T/nowino.log")"
 [ -n "$res" ] || fail "plain: no result JSON in $T/plain"
 if [ -n "$res" ]; then
   [ "$(jfield "$res" cpu_kernels)" = "$isa" ] || fail "result JSON cpu_kernels is '$(jfield "$res" cpu_kernels)', the header says '$isa'"
@@ -99,7 +105,7 @@ for ct in default Prescott; do
   [ $ct = Prescott ] && e=(OPENBLAS_CORETYPE=Prescott)
   env "${e[@]}" "$BTS" --ps 4 --base 8 --ncpu 1 --warmup 0 --steps 1 >"$T/bts.out" 2>"$T/bts.err" ||
     { fail "bench_train_step ($ct) exited with $?: $(tail -3 "$T/bts.err")"; continue; }
-  grep -qE '^bench_train_step: CPU kernels: (c|avx2|avx512) direct \(SF_CPU_ISA to cap\), OpenBLAS core ' "$T/bts.err" ||
+  grep -qE '^bench_train_step: CPU kernels: (c|avx2|avx512) direct( \+ Winograd F\(2,3\)[^()]*)? \(SF_CPU_ISA to cap\), OpenBLAS core ' "$T/bts.err" ||
     fail "bench_train_step ($ct): no CPU kernels line on stderr: $(head -3 "$T/bts.err")"
   k=$(sed -n 's/^SFBENCH //p' "$T/bts.out" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("cpu_kernels", "(absent)"))')
   [ "$k" = "$isa" ] || fail "bench_train_step ($ct): SFBENCH cpu_kernels '$k', want '$isa'"

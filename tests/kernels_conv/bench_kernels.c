@@ -2,10 +2,11 @@
  * U-Net layer shapes, next to cblas_sgemm on a 2048^3 square product measured in the same run, all
  * on one thread. The 3x3x3 conv is timed side by side as im2col + sgemm and as the direct kernels
  * of every kernel set up to the active one (portable C, AVX2, AVX-512: scaffold/cpu_isa.h), each
- * made active in turn; the 1x1x1 and transposed convs as sgemm and as their _blas kernel under the
- * active set (which hands over to the direct kernels where sf_*_direct_wins), and the transposed conv
- * also in bf16 where the bf16 engine is AMX (torch_amp: 1). '*' marks the variant the fp32 dispatch picks
- * for that shape.
+ * made active in turn, then as Winograd F(2,3) under the active set (AVX2 or AVX-512; '-' where the
+ * shape does not fit it: odd slabs, channel counts that do not fill the vectors); the 1x1x1 and
+ * transposed convs as sgemm and as their _blas kernel under the active set (which hands over to the
+ * direct kernels where sf_*_direct_wins), and the transposed conv also in bf16 where the bf16 engine
+ * is AMX (torch_amp: 1). '*' marks the variant the fp32 dispatch picks for that shape.
  * Usage: bench_kernels [--quick | --gemm] [--reps N]
  *   (--quick: base-8 shapes; --gemm: the 1x1x1 and transposed conv layers; default: base-64 shapes)
  * Run it through scripts/bench-kernels. Figures are medians over N repetitions after one warm-up, the
@@ -146,7 +147,7 @@ static void bufs_free(bufs *b)
 }
 
 /* One call of direction dir (0 forward, 1 dX, 2 dW) of shape s: the _blas kernel, or for a 3x3x3
- * conv with `direct` set the direct kernel of the active set */
+ * conv with `direct` 1 the direct kernel of the active set, 2 the bf16 one, 3 the Winograd one */
 static void run_once(const shape *s, bufs *b, int dir, int direct)
 {
   int nd = s->nd, H = s->H, W = s->W, Ci = s->Ci, Co = s->Co;
@@ -155,6 +156,10 @@ static void run_once(const shape *s, bufs *b, int dir, int direct)
     if (dir == 0) sf_conv3d_forward_bf16(b->y, b->xlo, b->x, b->xhi, b->w, nd, H, W, Ci, Co);
     if (dir == 1) sf_conv3d_backward_data_bf16(b->dx, b->glo, b->dy, b->ghi, b->w, nd, H, W, Ci, Co);
     if (dir == 2) sf_conv3d_backward_weights_taps_bf16(b->dw, 0, 27, b->xlo, b->x, b->xhi, b->dy, nd, H, W, Ci, Co);
+  } else if (s->kind == CONV3 && direct == 3) {
+    if (dir == 0) sf_conv3d_forward_winograd(b->y, b->xlo, b->x, b->xhi, b->w, nd, H, W, Ci, Co);
+    if (dir == 1) sf_conv3d_backward_data_winograd(b->dx, b->glo, b->dy, b->ghi, b->w, nd, H, W, Ci, Co);
+    if (dir == 2) sf_conv3d_backward_weights_winograd(b->dw, b->xlo, b->x, b->xhi, b->dy, nd, H, W, Ci, Co);
   } else if (s->kind == CONV3 && direct) {
     if (dir == 0) sf_conv3d_forward_direct(b->y, b->xlo, b->x, b->xhi, b->w, nd, H, W, Ci, Co);
     if (dir == 1) sf_conv3d_backward_data_direct(b->dx, b->glo, b->dy, b->ghi, b->w, nd, H, W, Ci, Co);
@@ -200,15 +205,30 @@ static int picked(const shape *s, int dir, sf_cpu_isa active)
   sf_cpu_isa_set_for_testing(active);
   if (s->kind == UPCONV) return sf_upconv3d_direct_wins(s->Ci, s->Co);
   if (s->kind != CONV3) return sf_conv1_direct_wins(s->Ci, s->Co);
+  int sets = (int)active - SF_ISA_C + 1;
+  int wino = dir == 2 ? sf_conv3d_winograd_dw_wins(s->nd, s->H, s->W, s->Ci, s->Co)
+             : dir  ? sf_conv3d_winograd_wins(s->nd, s->H, s->W, s->Co, s->Ci)
+                    : sf_conv3d_winograd_wins(s->nd, s->H, s->W, s->Ci, s->Co);
+  if (wino) return sets + 1;
   int wins = dir == 2 ? sf_conv3d_direct_dw_wins(s->W, s->Co) : sf_conv3d_direct_wins(s->W, dir ? s->Ci : s->Co);
-  return wins ? 1 + (int)active - SF_ISA_C : 0;
+  return wins ? sets : 0;
 }
 
-#define MAXV 5 /* im2col + up to three kernel sets + bf16 */
+#define MAXV 6 /* im2col + up to three kernel sets + Winograd + bf16 */
+
+/* Whether the 3x3x3 columns include Winograd (the active set is AVX2 or AVX-512), and whether shape s
+ * fits it in direction dir */
+static int wino_column(sf_cpu_isa active) { return active >= SF_ISA_AVX2; }
+static int wino_fits(const shape *s, int dir)
+{
+  return dir == 1 ? sf_conv3d_winograd_fits(s->nd, s->H, s->W, s->Co, s->Ci)
+                  : sf_conv3d_winograd_fits(s->nd, s->H, s->W, s->Ci, s->Co);
+}
 
 /* Makes variant v active. A 3x3x3 conv: 0 = im2col + sgemm (set none), v >= 1 = the direct kernels
- * of set SF_ISA_C + v - 1. A 1x1x1 / transposed conv: 0 = sgemm (set none), 1 = its _blas kernel
- * under `active`. Returns whether run_once calls the 3x3x3 direct entry points. */
+ * of set SF_ISA_C + v - 1, then Winograd under `active` (wino_column), then bf16. A 1x1x1 /
+ * transposed conv: 0 = sgemm (set none), 1 = its _blas kernel under `active`. Returns what run_once
+ * is to call: 0 the _blas kernel, 1 the 3x3x3 direct, 2 bf16, 3 Winograd entry points. */
 static int use_variant(const shape *s, int v, sf_cpu_isa active)
 {
   if (s->kind != CONV3) {
@@ -216,6 +236,10 @@ static int use_variant(const shape *s, int v, sf_cpu_isa active)
     return v == 2 ? 2 : 0; /* 2: a transposed conv's bf16 column (AMX) */
   }
   int sets = active == SF_ISA_NONE ? 0 : (int)active - SF_ISA_C + 1;
+  if (v == sets + 1 && wino_column(active)) {
+    sf_cpu_isa_set_for_testing(active);
+    return 3;
+  }
   if (v > sets) return 2; /* the bf16 column (conv3d_bf16*.c: no kernel set involved) */
   sf_cpu_isa_set_for_testing(v ? (sf_cpu_isa)(SF_ISA_C + v - 1) : SF_ISA_NONE);
   return v > 0;
@@ -226,7 +250,7 @@ static int variant_count(const shape *s, sf_cpu_isa active)
 {
   if (active == SF_ISA_NONE) return 1;
   if (s->kind == UPCONV) return 2 + (sf_bf16_engine_active() == SF_BF16_AMX);
-  return s->kind == CONV3 ? 1 + (int)active - SF_ISA_C + 1 + sf_cpu_bf16_supported() : 2;
+  return s->kind == CONV3 ? 1 + (int)active - SF_ISA_C + 1 + wino_column(active) + sf_cpu_bf16_supported() : 2;
 }
 
 /* gf[dir][v]: GFLOP/s of variant v (use_variant) of each direction of shape s: the median of `reps`
@@ -239,12 +263,19 @@ static void measure_shape(const shape *s, int reps, sf_cpu_isa active, double gf
   bufs b = bufs_alloc(s);
   for (int dir = 0; dir < 3; dir++) {
     for (int v = 0; v < nvar; v++) { /* warm-up (workspace growth, page faults), sizes the samples */
+      if (use_variant(s, v, active) == 3 && !wino_fits(s, dir)) continue; /* gf 0: printed as '-' */
       double once = time_calls(s, &b, dir, use_variant(s, v, active), 1);
       calls[v] = once >= 0.02 ? 1 : once < 2e-5 ? 1000 : (int)(0.02 / once) + 1;
     }
     for (int r = 0; r < reps; r++)
-      for (int v = 0; v < nvar; v++) t[v][r] = time_calls(s, &b, dir, use_variant(s, v, active), calls[v]);
-    for (int v = 0; v < MAXV; v++) gf[dir][v] = v < nvar ? shape_flop(s) / median(t[v], reps) * 1e-9 : 0;
+      for (int v = 0; v < nvar; v++)
+        t[v][r] = use_variant(s, v, active) == 3 && !wino_fits(s, dir)
+                    ? 0
+                    : time_calls(s, &b, dir, use_variant(s, v, active), calls[v]);
+    for (int v = 0; v < MAXV; v++) {
+      double tm = v < nvar ? median(t[v], reps) : 0;
+      gf[dir][v] = tm > 0 ? shape_flop(s) / tm * 1e-9 : 0;
+    }
   }
   bufs_free(&b);
   sf_cpu_isa_set_for_testing(active);
@@ -259,8 +290,10 @@ static void print_row(const shape *s, double gf[3][MAXV], int nsets, sf_cpu_isa 
   for (int dir = 0; dir < 3; dir++) {
     int pick = picked(s, dir, active);
     printf(" |");
-    for (int v = 0; v <= nsets + sf_cpu_bf16_supported(); v++)
-      if (v < nvar)
+    for (int v = 0; v <= nsets + wino_column(active) + sf_cpu_bf16_supported(); v++)
+      if (v < nvar && gf[dir][v] == 0)
+        printf(" %6s ", "-");
+      else if (v < nvar)
         printf(" %6.1f%c", gf[dir][v], v == pick ? '*' : ' ');
       else
         printf(" %7s", "");
@@ -310,6 +343,7 @@ int main(int argc, char **argv)
   printf("CPU kernel set: %s (supported: %s); 3x3x3 conv columns: im2col + sgemm", sf_cpu_isa_name(active),
          sf_cpu_isa_name(sf_cpu_isa_supported()));
   for (int v = 1; v <= nsets; v++) printf(", direct %s", sf_cpu_isa_name((sf_cpu_isa)(SF_ISA_C + v - 1)));
+  if (wino_column(active)) printf(", Winograd F(2,3) %s", sf_cpu_isa_name(active));
   if (nsets && sf_cpu_bf16_supported()) printf(", bf16 (AVX512_BF16, torch_amp: 1)");
   printf("; 1x1x1 / transposed conv columns: sgemm, then the _blas kernel under %s%s; * = the dispatch's pick "
          "(fp32)\n",
@@ -319,7 +353,7 @@ int main(int argc, char **argv)
          lo, hi);
   printf("%-22s %8s %6s", "layer (slab)", "Cin->Cout", "GFLOP");
   const char *dirs[3] = {"forward", "dX", "dW"};
-  int ncols = nsets + 1 + (nsets && sf_cpu_bf16_supported());
+  int ncols = nsets + 1 + wino_column(active) + (nsets && sf_cpu_bf16_supported());
   for (int dir = 0; dir < 3; dir++) printf(" | %-*s", 8 * ncols - 1, dirs[dir]);
   printf("\n");
   for (int i = 0; i < n; i++) print_row(&list[i], gf[i], nsets, active);
