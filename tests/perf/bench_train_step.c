@@ -167,9 +167,10 @@ int main(int argc, char **argv)
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   const char *ct = getenv("OPENBLAS_CORETYPE");
-  char conv_kernels[96];
+  char conv_kernels[128];
   if (sf_conv3d_direct_available())
-    snprintf(conv_kernels, sizeof conv_kernels, "direct %s where it wins, else im2col + sgemm",
+    snprintf(conv_kernels, sizeof conv_kernels, "%sdirect %s where it wins, else im2col + sgemm",
+             sf_conv_winograd_active() ? "Winograd F(2,3) on wide layers, " : "",
              sf_cpu_isa_name(sf_cpu_isa_active()));
   else
     snprintf(conv_kernels, sizeof conv_kernels, "im2col + sgemm");
