@@ -8,7 +8,9 @@
  * and in 3D the three transforms apply along depth, rows and columns in turn: a 2x2x2 output tile
  * costs 64 products per (input, output) channel pair instead of 8 * 27 = 216. The 64 products of
  * a block of tiles are 64 independent GEMMs (tiles x K) . (K x N), run by the direct kernels'
- * register blocks. Vectors run along channels (NDHWC), so every stage is whole-vector arithmetic. */
+ * register blocks. Vectors run along channels (NDHWC), so every stage is whole-vector arithmetic.
+ * Under ASan the stages are left uninstrumented and each block checks its footprint on entry
+ * (sanitize_footprint.h, as the direct register blocks). */
 #include "conv3d_winograd_internal.h"
 
 #define SF_WI SF_VTARGET SF_NO_ASAN static inline __attribute__((always_inline))
@@ -46,6 +48,8 @@ SF_WI void wino_at(SF_VEC *m, int s)
  * channels at a time */
 SF_VTARGET SF_NO_ASAN static void wino_weights(float *U, const float *w, int K, int N)
 {
+  SF_FOOTPRINT(w, (size_t)27 * K * N, 0);
+  SF_FOOTPRINT(U, (size_t)64 * K * N, 1);
   size_t xs = (size_t)K * N; /* between transformed points */
   for (int k = 0; k < K; k++)
     for (int c = 0; c < N; c += SF_VW) {
@@ -194,8 +198,38 @@ SF_VTARGET SF_NO_ASAN static void wino_input_tiles(const sf_wino_job *j, size_t 
   }
 }
 
+#ifdef SF_FOOTPRINT_CHECKS
+/* The ranges a block of tiles touches (sanitize_footprint.h), as the stages compute them: per tile
+ * the 16 input rows (W*K floats each; the zero row for rows outside the volume) and its 2x2 rows of
+ * 2 output voxels (forward: y written; dW: dy read); V and M up to the block's last tile; U (forward)
+ * or Wt (dW, read and written) whole. */
+SF_VTARGET static void wino_footprint(const sf_wino_job *j, size_t t0, int nt, int dw)
+{
+  size_t row = (size_t)j->W * j->N, plane = (size_t)j->H * row;
+  for (int s = 0; s < nt; s++) {
+    int td, th, tw;
+    const float *rows[16];
+    wino_tile_at(j, t0 + s, &td, &th, &tw);
+    wino_tile_rows(j, td, th, rows);
+    for (int r = 0; r < 16; r++) SF_FOOTPRINT(rows[r], (size_t)j->W * j->K, 0);
+    for (int a = 0; a < 2; a++)
+      for (int b = 0; b < 2; b++) {
+        size_t off = (size_t)(2 * td + a) * plane + (size_t)(2 * th + b) * row + (size_t)(2 * tw) * j->N;
+        SF_FOOTPRINT((dw ? j->dy : j->y) + off, 2 * (size_t)j->N, !dw);
+      }
+  }
+  SF_FOOTPRINT(j->V, 63 * j->vs + (size_t)nt * j->K, 1);
+  SF_FOOTPRINT(j->M, 63 * j->ms + (size_t)nt * j->N, 1);
+  SF_FOOTPRINT(dw ? j->Wt : j->U, (size_t)64 * j->K * j->N, dw);
+}
+#define SF_WINO_FOOTPRINT(j, t0, nt, dw) wino_footprint(j, t0, nt, dw)
+#else
+#define SF_WINO_FOOTPRINT(j, t0, nt, dw) ((void)0)
+#endif
+
 SF_VTARGET SF_NO_ASAN static void wino_block(const sf_wino_job *j, size_t t0, int nt)
 {
+  SF_WINO_FOOTPRINT(j, t0, nt, 0);
   wino_input_tiles(j, t0, nt);
   for (int xi = 0; xi < 64; xi++) wino_gemm(j, xi, nt);
   for (int s = 0; s < nt; s++) {
@@ -270,6 +304,7 @@ SF_VTARGET SF_NO_ASAN static void wino_dw_gemm(const sf_wino_job *j, int xi, int
 
 SF_VTARGET SF_NO_ASAN static void wino_dw_block(const sf_wino_job *j, size_t t0, int nt)
 {
+  SF_WINO_FOOTPRINT(j, t0, nt, 1);
   wino_input_tiles(j, t0, nt);
   for (int s = 0; s < nt; s++) {
     int td, th, tw;
@@ -281,6 +316,8 @@ SF_VTARGET SF_NO_ASAN static void wino_dw_block(const sf_wino_job *j, size_t t0,
 
 SF_VTARGET SF_NO_ASAN static void wino_dw_finish(float *dw, const float *Wt, int K, int N)
 {
+  SF_FOOTPRINT(Wt, (size_t)64 * K * N, 0);
+  SF_FOOTPRINT(dw, (size_t)27 * K * N, 1);
   size_t xs = (size_t)K * N;
   for (int k = 0; k < K; k++)
     for (int c = 0; c < N; c += SF_VW) {

@@ -5,7 +5,9 @@
  * The naive reference convolutions (codelets/cpu/conv3d_ref.c) check their whole tensors the same way.
  *   footprint_probe SET CASE   SET: c | avx2 | avx512; CASE: exact | short-x | short-w | short-y (forward
  *   block) | dw-exact | short-dx | short-dy | short-dw (dW block) | ref-exact | ref-short-y | ref-short-dy |
- *   ref-short-dw (the three reference kernels; SET ignored). Exit 0 when the kernels returned. */
+ *   ref-short-dw (the three reference kernels; SET ignored) | wino-exact | wino-short-x | wino-short-y |
+ *   wino-short-dy | wino-short-dw (the Winograd forward, dX and dW of codelets/cpu/conv3d_winograd.c under
+ *   SET, whose stages check each block's footprint the same way). Exit 0 when the kernels returned. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +65,21 @@ static void references(const char *c)
   printf("reference kernels returned, y[0] = %g, dx[0] = %g, dw[0] = %g\n", y[0], dx[0], dw[0]);
 }
 
+/* Winograd forward, dX and dW on a 2-plane slab of 4x4 voxels, vw channels, halo planes on both sides */
+static void winograd(int vw, const char *c)
+{
+  enum { ND = 2, H = 4, WW = 4 };
+  size_t plane = (size_t)H * WW * vw, vol = ND * plane, nw = (size_t)27 * vw * vw;
+  float *x = buf(vol, !strcmp(c, "wino-short-x")), *lo = buf(plane, 0), *hi = buf(plane, 0), *w = buf(nw, 0);
+  float *y = buf(vol, !strcmp(c, "wino-short-y"));
+  sf_conv3d_forward_winograd(y, lo, x, hi, w, ND, H, WW, vw, vw);
+  float *dy = buf(vol, !strcmp(c, "wino-short-dy")), *dx = buf(vol, 0);
+  sf_conv3d_backward_data_winograd(dx, lo, dy, hi, w, ND, H, WW, vw, vw);
+  float *dw = buf(nw, !strcmp(c, "wino-short-dw"));
+  sf_conv3d_backward_weights_winograd(dw, lo, x, hi, dy, ND, H, WW, vw, vw);
+  printf("Winograd kernels returned, y[0] = %g, dx[0] = %g, dw[0] = %g\n", y[0], dx[0], dw[0]);
+}
+
 int main(int argc, char **argv)
 {
   if (argc != 3) {
@@ -82,6 +99,11 @@ int main(int argc, char **argv)
 #endif
   if (!strncmp(argv[2], "ref-", 4)) {
     references(argv[2]);
+    return 0;
+  }
+  if (!strncmp(argv[2], "wino-", 5)) {
+    sf_cpu_isa_set_for_testing((sf_cpu_isa)want);
+    winograd(t->vw, argv[2]);
     return 0;
   }
   if (!strncmp(argv[2], "dw", 2) || !strcmp(argv[2], "short-dx") || !strcmp(argv[2], "short-dy") ||

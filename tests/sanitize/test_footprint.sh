@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Sanitizer build only. The direct convolution's register blocks are not instrumented access by access;
 # they check their footprint on entry instead (codelets/cpu/sanitize_footprint.h). For every kernel set
-# this CPU has, footprint_probe calls a forward and a dW block (and the naive reference kernels, which
-# check their whole tensors):
+# this CPU has, footprint_probe calls a forward and a dW block and the Winograd kernels (and the naive
+# reference kernels, which check their whole tensors):
 #  - with every buffer exactly as large as the block's loops touch: no report, exit 0 (the footprint is
 #    not larger than what the loops touch);
-#  - with one buffer (input row, weights, output; dW's input row, dy, gradient) one float short: ASan's
-#    heap-buffer-overflow report in the log directory and a non-zero exit (the footprint is not smaller,
-#    and the check is on); scripts/sanitizer-logs then fails naming it.
+#  - with one buffer (input row, weights, output; dW's input row, dy, gradient; Winograd's input,
+#    output, dy and gradient) one float short: ASan's heap-buffer-overflow report in the log directory
+#    and a non-zero exit (the footprint is not smaller, and the check is on); scripts/sanitizer-logs
+#    then fails naming it.
 set -u
 : "${FOOTPRINT_PROBE:?}" "${SF_SOURCE_DIR:?}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/sf-footprint-XXXXXX")
@@ -42,6 +43,18 @@ for set in c avx2 avx512; do
     checks=$((checks + 1))
   done
   echo "ok   $set: exact buffers pass, each of 6 buffers one float short is reported"
+  # the Winograd stages (conv3d_winograd_tiles.h) under this set: forward, dX and dW
+  run $set wino-exact || fail "$set Winograd: exit $? with exactly sized buffers:" \
+    "$(cat "$T/$set-wino-exact.out" "$T/$set-wino-exact"/asan.* 2>/dev/null | head -30)"
+  [ -z "$(ls "$T/$set-wino-exact")" ] || fail "$set Winograd: a report with exactly sized buffers"
+  checks=$((checks + 1))
+  for short in wino-short-x wino-short-y wino-short-dy wino-short-dw; do
+    run $set $short && fail "$set $short: the Winograd kernels ran on a buffer one float short without a report"
+    grep -qs "heap-buffer-overflow" "$T/$set-$short"/asan.* ||
+      fail "$set $short: no heap-buffer-overflow report: $(cat "$T/$set-$short.out" "$T/$set-$short"/asan.* 2>/dev/null | head -30)"
+    checks=$((checks + 1))
+  done
+  echo "ok   $set Winograd: exact buffers pass, input, output, dy and dW one float short are reported"
 done
 # the reference kernels check their whole tensors (the set does not matter)
 run c ref-exact || fail "reference kernels: exit $? with exactly sized tensors: $(cat "$T/c-ref-exact.out" "$T/c-ref-exact"/asan.* 2>/dev/null | head -30)"
