@@ -25,6 +25,7 @@
 #include "scaffold/graph.h"
 #include "scaffold/model.h"
 #include "scaffold/npy.h"
+#include "scaffold/ops.h"
 #include "scaffold/runtime.h"
 #include "scaffold/signals.h"
 #include "scaffold/tasks.h"
@@ -389,6 +390,7 @@ int sf_cmd_benchmark(int argc, char **argv)
   sf_info("benchmark: CPU kernels: %s", sf_cpu_kernels_describe(kdesc, sizeof kdesc));
   if (sf_blas_generic_warning(kwarn, sizeof kwarn)) sf_warn("%s", kwarn);
   sf_result_set_string(res, "cpu_kernels", sf_cpu_isa_name(sf_cpu_isa_active()));
+  sf_result_set_number(res, "conv_winograd", sf_conv_winograd_active());
   const char *bf16_engine = sf_cpu_bf16_engine();
   if (c.torch_amp && bf16_engine)
     sf_info("benchmark: torch_amp: 1: CPU workers run the 3x3x3 convolutions%s in bf16 (engine %s: bf16 "

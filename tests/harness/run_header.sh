@@ -49,9 +49,13 @@ wino=' + Winograd F(2,3) on wide layers, SF_CONV_WINOGRAD=0 for direct only'
 isa=${BASH_REMATCH[1]:-} winon=${BASH_REMATCH[2]:-} core=${BASH_REMATCH[3]:-}
 # Winograd runs with the AVX2 and AVX-512 sets (codelets/cpu/conv3d_winograd.c), and SF_CONV_WINOGRAD=0 turns it off
 case $isa in avx2 | avx512) [ -n "$winon" ] || fail "kernel set $isa: the header does not say Winograd is on: '$line'" ;; esac
+[ -n "$res" ] && [ "$(jfield "$res" conv_winograd)" != "$([ -n "$winon" ] && echo 1 || echo 0)" ] &&
+  fail "result JSON conv_winograd is '$(jfield "$res" conv_winograd)', the header says Winograd is ${winon:+on}${winon:-off}"
 bench nowino SF_CONV_WINOGRAD=0
 grep -q "^benchmark: CPU kernels: $isa direct (SF_CPU_ISA to cap), OpenBLAS core " "$T/nowino.log" ||
   fail "SF_CONV_WINOGRAD=0: header says: $(grep -m1 'CPU kernels' "$T/nowino.log")"
+[ -n "$res" ] && [ "$(jfield "$res" conv_winograd)" != 0 ] &&
+  fail "SF_CONV_WINOGRAD=0: result JSON conv_winograd is '$(jfield "$res" conv_winograd)'"
 [ -n "$res" ] || fail "plain: no result JSON in $T/plain"
 if [ -n "$res" ]; then
   [ "$(jfield "$res" cpu_kernels)" = "$isa" ] || fail "result JSON cpu_kernels is '$(jfield "$res" cpu_kernels)', the header says '$isa'"
