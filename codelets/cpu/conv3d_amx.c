@@ -5,11 +5,13 @@
  * An implicit GEMM on the zero-padded bf16 slab (conv3d_bf16_internal.h), computed on the padded grid: output
  * row q of the GEMM is padded voxel q, and its tap-t input is padded voxel q + offset(t), so the A tile of 16
  * consecutive padded voxels x 32 input channels is one strided tile load straight from the slab (rows Kp
- * channels apart), whatever the tap. Outputs at padding voxels are computed and dropped (about (W+2)(H+2)/(WH)
- * extra work: 13 % at 32^2 planes, 56 % at 8^2). B tiles hold the weights of one tap and 32 input channels for
- * 16 output channels, packed once per call as [tap][chunk][pair][16][2]. Block: 2 A tiles (32 voxels) x 2 B
- * tiles (32 output channels) into 4 C tiles over all 27 taps x Kp/32 chunks; then the C tiles go through a
- * small buffer into y, interior voxels only. Channel counts <= 32 take one chunk of Kp = K rounded up to even. */
+ * channels apart), whatever the tap. Rows of W a multiple of 16 (32^2 and 16^2 planes) go in runs of 16 interior
+ * voxels, two per block, and their C tiles are stored straight into y; other planes are computed on the whole
+ * padded grid, outputs at padding voxels dropped (about (W+2)(H+2)/(WH) extra work: 56 % at 8^2). B tiles hold
+ * the weights of one tap and 32 input channels for 16 output channels, packed once per call as
+ * [tap][chunk][pair][16][2]. Block: 2 A tiles (32 voxels) x 2 B tiles (32 output channels) into 4 C tiles over
+ * all 27 taps x Kp/32 chunks; then the C tiles go into y (through a small buffer on the padded grid: interior
+ * voxels only). Channel counts <= 32 take one chunk of Kp = K rounded up to even. */
 #include <string.h>
 
 #include <immintrin.h>
@@ -88,10 +90,11 @@ static void store_block(float *y, const float *buf, size_t q, int nd, int H, int
   }
 }
 
-/* C tiles (0: voxels q.., channels n0..; 1: q.., n0+16..; 2: q+16.., n0..; 3: q+16.., n0+16..) = sum over the
- * ntaps GEMM taps and chunks; xq: the slab at padded voxel q, wn: block n0's packed weights */
-SF_AMX_TARGET static void amx_block(const sf_bf16 *xq, size_t xstride_b, const ptrdiff_t *toff, int ntaps,
-                                    const sf_bf16 *wb, int nk, int kc, int NB, int n0blk, int two_n)
+/* C tiles (0: voxels of run a, channels n0..; 1: run a, n0+16..; 2: run b, n0..; 3: run b, n0+16..) = sum over
+ * the ntaps GEMM taps and chunks; xa, xb: the slab at the first padded voxel of runs a and b (16 voxels each,
+ * consecutive in the padded grid; xb NULL: run a only), wb: the packed weights */
+SF_AMX_TARGET static void amx_block(const sf_bf16 *xa, const sf_bf16 *xb, size_t xstride_b, const ptrdiff_t *toff,
+                                    int ntaps, const sf_bf16 *wb, int nk, int kc, int NB, int n0blk, int two_n)
 {
   _tile_zero(0);
   _tile_zero(1);
@@ -100,17 +103,18 @@ SF_AMX_TARGET static void amx_block(const sf_bf16 *xq, size_t xstride_b, const p
   size_t bstride = (size_t)(kc / 2) * 32; /* bf16 per B block */
   for (int t = 0; t < ntaps; t++)
     for (int c = 0; c < nk; c++) {
-      const sf_bf16 *a = xq + toff[t] + (size_t)c * kc;
       const sf_bf16 *b = wb + (((size_t)t * nk + c) * NB + n0blk) * bstride;
-      _tile_loadd(4, a, xstride_b);
-      _tile_loadd(5, a + 16 * (xstride_b / 2), xstride_b);
+      _tile_loadd(4, xa + toff[t] + (size_t)c * kc, xstride_b);
       _tile_loadd(6, b, 64);
       _tile_dpbf16ps(0, 4, 6);
-      _tile_dpbf16ps(2, 5, 6);
+      if (xb) {
+        _tile_loadd(5, xb + toff[t] + (size_t)c * kc, xstride_b);
+        _tile_dpbf16ps(2, 5, 6);
+      }
       if (two_n) {
         _tile_loadd(7, b + bstride, 64);
         _tile_dpbf16ps(1, 4, 7);
-        _tile_dpbf16ps(3, 5, 7);
+        if (xb) _tile_dpbf16ps(3, 5, 7);
       }
     }
 }
@@ -123,23 +127,100 @@ SF_AMX_TARGET static void amx_store(float *buf)
   _tile_stored(3, buf + 16 * 32 + 16, 128);
 }
 
+/* The C tiles of runs a and b (voxels va.., vb.. of y, 16 each) straight into y: N a multiple of 16 */
+SF_AMX_TARGET static void amx_store_runs(float *y, size_t va, size_t vb, int has_b, int N, int n0, int two_n)
+{
+  const size_t ys = (size_t)N * sizeof(float);
+  _tile_stored(0, y + va * N + n0, ys);
+  if (two_n) _tile_stored(1, y + va * N + n0 + 16, ys);
+  if (!has_b) return;
+  _tile_stored(2, y + vb * N + n0, ys);
+  if (two_n) _tile_stored(3, y + vb * N + n0 + 16, ys);
+}
+
+/* Interior voxel v's place in the slab xs of vs bf16 per voxel: the padded grid, or the compact one */
+static inline const sf_bf16 *run_start(const sf_bf16 *xs, size_t v, int vs, int compact, int H, int W)
+{
+  size_t row = v / W; /* d * H + h */
+  if (compact) return xs + sf_amx_compact_idx(v, H, W) * vs;
+  return xs + sf_bf16_pidx((int)(row / H), (int)(row % H), (int)(v % W), H, W) * vs;
+}
+
+/* The output voxels in runs of 16, each consecutive in the slab xs (vs bf16 per voxel): rows of W a multiple of 16
+ * on the padded grid, or the planes on the compact grid; two runs per block, so no product is spent on a padding
+ * voxel; the C tiles go to y directly when N fills them */
+SF_AMX_TARGET static void amx_runs(float *y, float *buf, const sf_bf16 *xs, int vs, int compact, const ptrdiff_t *toff,
+                                   int ntaps, const sf_bf16 *wb, int nk, int kc, int NB, int nd, int H, int W, int N)
+{
+  const size_t nruns = (size_t)nd * H * W / 16;
+  for (int nb0 = 0; nb0 < NB; nb0 += 2) {
+    int two_n = nb0 + 1 < NB, n0 = nb0 * 16, nb = N - n0 < 32 ? N - n0 : 32;
+    for (size_t r = 0; r < nruns; r += 2) {
+      size_t va = 16 * r, vb = va + 16;
+      int has_b = r + 1 < nruns;
+      const sf_bf16 *xa = run_start(xs, va, vs, compact, H, W);
+      const sf_bf16 *xb = has_b ? run_start(xs, vb, vs, compact, H, W) : NULL;
+      amx_block(xa, xb, (size_t)vs * 2, toff, ntaps, wb, nk, kc, NB, nb0, two_n);
+      if (N % 16 == 0) {
+        amx_store_runs(y, va, vb, has_b, N, n0, two_n);
+        continue;
+      }
+      amx_store(buf);
+      for (int i = 0; i < (has_b ? 32 : 16); i++) /* runs a and b: rows 0-15 and 16-31 of buf */
+        memcpy(y + ((i < 16 ? va : vb - 16) + i) * N + n0, buf + (size_t)i * 32, sizeof(float) * nb);
+    }
+  }
+}
+
+/* xc: the slab on the compact grid (conv3d_amx_internal.h), for planes too narrow for runs along a row; each voxel
+ * holds 3*Kp channels, the input at (d, h, w-1), (d, h, w), (d, h, w+1) (zero past the row), so the 3 taps along
+ * w are one GEMM tap of 3*Kp inputs. row: W*Kp bf16 of scratch */
+static void compact_pad(sf_bf16 *xc, sf_bf16 *row, const float *x_lo, const float *x, const float *x_hi, int nd, int H,
+                        int W, int K, int Kp)
+{
+  const size_t vs = 3 * (size_t)Kp, plane = (size_t)H * W * K;
+  memset(xc, 0, sizeof(sf_bf16) * (size_t)(nd + 2) * (H + 2) * W * vs);
+  for (int e = -1; e <= nd; e++) {
+    const float *src = e < 0 ? x_lo : e >= nd ? x_hi : x + (size_t)e * plane;
+    if (!src) continue;
+    for (int h = 0; h < H; h++, src += (size_t)W * K) {
+      memset(row, 0, sizeof(sf_bf16) * (size_t)W * Kp);
+      for (int w = 0; w < W; w++) sf_bf16_from_floats(row + (size_t)w * Kp, src + (size_t)w * K, (size_t)K);
+      sf_bf16 *dst = xc + ((size_t)(e + 1) * (H + 2) + h + 1) * W * vs;
+      for (int w = 0; w < W; w++)
+        for (int kw = 0; kw < 3; kw++)
+          if (w + kw - 1 >= 0 && w + kw - 1 < W)
+            memcpy(dst + w * vs + (size_t)kw * Kp, row + (size_t)(w + kw - 1) * Kp, sizeof(sf_bf16) * Kp);
+    }
+  }
+}
+
 SF_AMX_TARGET void sf_conv3d_amx(float *y, const float *x_lo, const float *x, const float *x_hi, const float *w, int nd,
                                  int H, int W, int Cin, int Cout, int flip)
 {
   SF_ASSERT(sf_amx_supported());
   int K = flip ? Cout : Cin, N = flip ? Cin : Cout;
   int Kp = K <= 32 ? (K + 1) & ~1 : (K + 31) / 32 * 32;
-  /* few channels (K <= 10: the input layer's 3, base 8's 8): the 3 taps along w of each (kd, kh) are adjacent
-   * voxels of the slab, so one A tile of 3*Kp columns covers them: 9 GEMM taps of 3*Kp inputs, not 27 of Kp */
-  int fold = 3 * Kp <= 32, Kt = fold ? 3 * Kp : Kp, ntaps = fold ? 9 : 27;
+  /* rows of W a multiple of 16 go in runs along the padded grid's rows; narrower planes whose voxels fill runs of
+   * 16 on the compact grid, where 3*Kp makes whole K chunks */
+  int rows = W % 16 == 0, compact = !rows && (size_t)H * W % 16 == 0 && (Kp % 32 == 0 || 3 * Kp <= 32);
+  /* few channels (K <= 10: the input layer's 3, base 8's 8), or the compact grid: the 3 taps along w of each
+   * (kd, kh) are adjacent voxels of the padded slab, or one voxel of the compact one, so one A tile of 3*Kp
+   * columns covers them: 9 GEMM taps of 3*Kp inputs, not 27 of Kp */
+  int fold = compact || 3 * Kp <= 32, Kt = fold ? 3 * Kp : Kp, ntaps = fold ? 9 : 27, vs = compact ? 3 * Kp : Kp;
   int kc = Kt < 32 ? Kt : 32, nk = Kt / kc, NB = (N + 15) / 16;
-  size_t nvox = sf_bf16_pad_voxels(nd, H, W) + SF_AMX_MARGIN;
-  sf_bf16 *xb = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_X, nvox * Kp / 2 + 1);
+  size_t nvox = compact ? (size_t)(nd + 2) * (H + 2) * W : sf_bf16_pad_voxels(nd, H, W) + SF_AMX_MARGIN;
+  sf_bf16 *xs = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_X, nvox * vs / 2 + 1);
   sf_bf16 *wb = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_PACK, (size_t)ntaps * Kt * NB * 8 + 1);
-  float *buf = sf_workspace_floats(SF_BF16_SLOT_LIST, 32 * 32);
-  sf_bf16_pad_slab(xb, x_lo, x, x_hi, nd, H, W, K, Kp);
-  memset(xb + (nvox - SF_AMX_MARGIN) * Kp, 0, sizeof(sf_bf16) * SF_AMX_MARGIN * Kp);
-  if (!fold && K == Kp && N % 16 == 0)
+  float *buf = sf_workspace_floats(SF_BF16_SLOT_LIST, 32 * 32 + (size_t)W * Kp / 2 + 1);
+  if (compact)
+    compact_pad(xs, (sf_bf16 *)(buf + 32 * 32), x_lo, x, x_hi, nd, H, W, K, Kp);
+  else {
+    sf_bf16_pad_slab(xs, x_lo, x, x_hi, nd, H, W, K, Kp);
+    memset(xs + (nvox - SF_AMX_MARGIN) * Kp, 0, sizeof(sf_bf16) * SF_AMX_MARGIN * Kp);
+  }
+  /* the fold's weight layout, [(kd, kh)][kw * Kp + k], is the unfolded [tap][k] one when K chunks are whole */
+  if ((!fold || Kp % 32 == 0) && K == Kp && N % 16 == 0)
     pack_weights_bf16(wb, w, Cin, Cout, flip, Kp, kc, NB);
   else {
     float *wf = sf_workspace_floats(SF_BF16_SLOT_AUX, (size_t)ntaps * Kt * NB * 16);
@@ -147,15 +228,22 @@ SF_AMX_TARGET void sf_conv3d_amx(float *y, const float *x_lo, const float *x, co
     sf_bf16_from_floats(wb, wf, (size_t)ntaps * Kt * NB * 16);
   }
   ptrdiff_t toff[27];
-  for (int t = 0; t < ntaps; t++) toff[t] = sf_bf16_tap_off(fold ? 3 * t : t, H, W) * Kp;
+  for (int t = 0; t < ntaps; t++)
+    toff[t] = compact ? ((ptrdiff_t)(t / 3 - 1) * (H + 2) + (t % 3 - 1)) * W * vs
+                      : sf_bf16_tap_off(fold ? 3 * t : t, H, W) * Kp;
   sf_amx_config cfg;
   sf_amx_config_set(&cfg, 16, kc * 2, kc / 2);
   _tile_loadconfig(&cfg);
+  if (rows || compact) {
+    amx_runs(y, buf, xs, vs, compact, toff, ntaps, wb, nk, kc, NB, nd, H, W, N);
+    _tile_release();
+    return;
+  }
   size_t q0 = sf_bf16_pidx(0, 0, 0, H, W), q1 = sf_bf16_pidx(nd - 1, H - 1, W - 1, H, W) + 1;
   for (int nb0 = 0; nb0 < NB; nb0 += 2) {
     int two_n = nb0 + 1 < NB, n0 = nb0 * 16, nb = N - n0 < 32 ? N - n0 : 32;
     for (size_t q = q0; q < q1; q += 32) {
-      amx_block(xb + q * Kp, (size_t)Kp * 2, toff, ntaps, wb, nk, kc, NB, nb0, two_n);
+      amx_block(xs + q * Kp, xs + (q + 16) * Kp, (size_t)Kp * 2, toff, ntaps, wb, nk, kc, NB, nb0, two_n);
       amx_store(buf);
       store_block(y, buf, q, nd, H, W, N, n0, nb);
     }

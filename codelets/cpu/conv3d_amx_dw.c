@@ -2,15 +2,22 @@
  * torch_amp: 1 on CPUs with AMX-BF16 (forward and dX: conv3d_amx.c); the same contract and rounding as
  * conv3d_bf16_dw.c:
  *   dw[t][ci][co] += sum over output voxels v of bf16(x[v + offset(t)][ci]) * bf16(dy[v][co])
- * computed transposed, one GEMM per tap over the padded grid (conv3d_bf16_internal.h):
- *   C (16 output x 16 input channels) += A (16 output channels x 32 padded voxels) . B (32 voxels x 16 inputs).
- * A comes from the output gradient transposed once per call into blocks of 32 voxels, dyT[block][co][32], zero
- * at padding voxels (so they contribute nothing); its tile is 1 KiB contiguous and the same for every tap. B
- * comes from the padded input in VNNI pair order, xv[parity][pair][ci][2]: pair m of parity p holds voxels
- * 2m+p and 2m+p+1, so the 32 voxels from q + offset(t), odd or even, are 16 consecutive rows of one parity.
- * Block: 4 C tiles, taps x 16-channel blocks of outputs x of inputs (4 taps of a 16 x 16 layer, 1 tap of
- * 32 x 32), over a group of SF_AMX_DW_GROUP voxels, summed from zero and then added to dw (a long reduction
- * sums group partials); groups outermost, so a group's inputs under all 27 taps stay in L2. */
+ * computed transposed, one GEMM per tap over blocks of 32 output voxels:
+ *   C (16 output x 16 input channels) += A (16 output channels x 32 voxels) . B (32 voxels x 16 inputs).
+ * A comes from the output gradient transposed once per call into blocks of 32 voxels, dyT[block][co][32]; its tile
+ * is 1 KiB contiguous and the same for every tap. B comes from the input in VNNI pair order, rows of [ci][2]
+ * holding two consecutive voxels, in one of three layouts (dw_layout below), so that a block's 32 voxels under
+ * any tap are 16 rows at one stride:
+ *  - W a multiple of 32 (32^2 planes): blocks are runs of 32 interior voxels of a row of the zero-padded grid
+ *    (conv3d_bf16_internal.h), which is kept in two parities (rows of parity p pair voxels 2m+p and 2m+p+1), so
+ *    the block under a tap of odd offset is rows of the other parity;
+ *  - W even, H*W a multiple of 32 (16^2, 8^2 planes): the compact grid (conv3d_amx_internal.h) in three copies,
+ *    copy kw holding the input shifted by kw - 1 along w, so a tap is an offset of whole rows in copy kw;
+ *  - otherwise the padded grid in blocks of 32 padded voxels, dy zero at padding voxels.
+ * No product is spent on padding voxels but in the last case. Block: 4 C tiles, taps x 16-channel blocks of
+ * outputs x of inputs (4 taps of a 16 x 16 layer, 1 tap of 32 x 32), over a group of SF_AMX_DW_GROUP voxels,
+ * summed from zero and then added to dw (a long reduction sums group partials); groups outermost, so a group's
+ * inputs under all 27 taps stay in L2. */
 #include <string.h>
 
 #include <immintrin.h>
@@ -22,16 +29,16 @@
 #include "conv3d_amx_internal.h"
 
 #ifndef SF_AMX_DW_GROUP
-#define SF_AMX_DW_GROUP 2048 /* padded voxels per partial sum, a multiple of 32 */
+#define SF_AMX_DW_GROUP 1024 /* voxels per partial sum, a multiple of 32 */
 #endif
 /* xv starts this many zero voxels before padded voxel 0: the first block of 32 voxels starts up to 31 voxels
  * before the first output voxel, and tap 0 reads a plane, a row and a voxel before that */
 #define SF_AMX_DW_LEAD 32
 
 typedef struct {
-  const sf_bf16 *dyT, *xv;
-  size_t pairs;  /* rows of one parity of xv */
-  int Cp, Coutp; /* channels rounded up to 16 */
+  const sf_bf16 *dyT;
+  const size_t *prow; /* block k's first B row, counted from block 0's */
+  int Cp, Coutp;      /* channels rounded up to 16 */
   int Cin, Cout;
 } dw_operands;
 
@@ -57,46 +64,86 @@ static inline void walk_next(grid_walk *g)
   if (g->ph == (size_t)g->H + 2) g->ph = 0, g->pd++;
 }
 
+/* dst[0..2*Cp): the Cp bf16 channels of voxels a and b interleaved as [ci][2] (one VNNI row) */
+SF_AMX_TARGET static inline void store_pair(sf_bf16 *dst, const sf_bf16 *a, const sf_bf16 *b, int Cp)
+{
+  const __m512i inter = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
+                                         21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  for (int c = 0; c < Cp; c += 16) {
+    __m512i ab = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const void *)(a + c))),
+                                    _mm256_loadu_si256((const void *)(b + c)), 1);
+    _mm512_storeu_si512(dst + 2 * c, _mm512_permutexvar_epi16(inter, ab));
+  }
+}
+
+/* dst[0..Cp): the Cin channels of src rounded to bf16, zero beyond them (all zero for a NULL src) */
+SF_AMX_TARGET static inline void voxel_bf16(sf_bf16 *dst, const float *src, int Cin, int Cp)
+{
+  if (!src) {
+    memset(dst, 0, sizeof(sf_bf16) * Cp);
+    return;
+  }
+  for (int c = 0; c < Cp; c += 16) {
+    int in = Cin - c < 16 ? Cin - c : 16;
+    __m256bh b = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps((__mmask16)((1u << in) - 1), src + c));
+    _mm256_storeu_si256((void *)(dst + c), (__m256i)b);
+  }
+}
+
 /* xv: 2 parities x pairs rows of 2*Cp bf16: row m of parity p interleaves voxels u = 2m+p and u+1, where u - LEAD
  * is the padded voxel (zero outside the padded slab), as [ci][2]; straight from the fp32 planes, each voxel
  * rounded once (row: 2 x Cp bf16 of scratch, the previous and the current voxel) */
 SF_AMX_TARGET static void pack_pairs(sf_bf16 *xv, sf_bf16 *row, const float *x_lo, const float *x, const float *x_hi,
                                      int nd, int H, int W, int Cin, int Cp, size_t pairs)
 {
-  const __m512i inter = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
-                                         21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
   grid_walk g = {.lo = x_lo, .x = x, .hi = x_hi, .nd = nd, .H = H, .W = W, .C = Cin};
   memset(row, 0, sizeof(sf_bf16) * 2 * Cp);
   for (size_t u = 1; u <= 2 * pairs; u++) { /* voxel u completes the pair (u-1, u) */
     ptrdiff_t v = (ptrdiff_t)u - SF_AMX_DW_LEAD;
     const float *src = v >= 0 ? walk_row(&g) : NULL;
     if (v >= 0) walk_next(&g);
-    sf_bf16 *cur = row + (u & 1) * Cp, *prev = row + (~u & 1) * Cp;
-    for (int c = 0; c < Cp; c += 16) {
-      int in = !src ? 0 : Cin - c < 16 ? Cin - c : 16;
-      __m256bh b = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps((__mmask16)((1u << in) - 1), src ? src + c : x));
-      _mm256_storeu_si256((void *)(cur + c), (__m256i)b);
-    }
-    sf_bf16 *dst = xv + (((u - 1) & 1) * pairs + (u - 1) / 2) * 2 * Cp;
-    for (int c = 0; c < Cp; c += 16) {
-      __m512i ab = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const void *)(prev + c))),
-                                      _mm256_loadu_si256((const void *)(cur + c)), 1);
-      _mm512_storeu_si512(dst + 2 * c, _mm512_permutexvar_epi16(inter, ab));
-    }
+    voxel_bf16(row + (u & 1) * Cp, src, Cin, Cp);
+    store_pair(xv + (((u - 1) & 1) * pairs + (u - 1) / 2) * 2 * Cp, row + (~u & 1) * Cp, row + (u & 1) * Cp, Cp);
   }
 }
 
-/* dyT: nblk blocks of Coutp rows x 32 bf16: block k, row co = dy of channel co at padded voxels q0+32k..+31 (zero
- * at padding voxels and channels >= Cout): per 16 channels, two 16 x 16 transposes in registers */
-SF_AMX_TARGET static void pack_dy_transposed(sf_bf16 *dyT, const float *dy, size_t q0, size_t nblk, int nd, int H,
-                                             int W, int Cout, int Coutp)
+/* The input row under voxel u of the compact grid (conv3d_amx_internal.h; planes lo, x, hi) shifted by kw - 1
+ * along w: NULL past either end of the row, on a padding row, past the grid or in a NULL halo */
+static inline const float *compact_row(const grid_walk *g, size_t u, int kw)
+{
+  const size_t H = (size_t)g->H, W = (size_t)g->W, pd = u / ((H + 2) * W), ph = u / W % (H + 2);
+  const ptrdiff_t w = (ptrdiff_t)(u % W) + kw - 1;
+  if (ph < 1 || ph > H || w < 0 || w >= (ptrdiff_t)W || pd > (size_t)g->nd + 1) return NULL;
+  const float *plane = pd == 0 ? g->lo : pd == (size_t)g->nd + 1 ? g->hi : g->x + (pd - 1) * H * W * g->C;
+  return plane ? plane + ((ph - 1) * W + (size_t)w) * g->C : NULL;
+}
+
+/* xk: 3 copies (kw = 0, 1, 2) x pairs rows of 2*Cp bf16: row m of copy kw interleaves compact voxels 2m and 2m+1,
+ * each holding the input at its (d, h, w + kw - 1); two voxels of scratch in row */
+SF_AMX_TARGET static void pack_kw_pairs(sf_bf16 *xk, sf_bf16 *row, const grid_walk *g, int Cp, size_t pairs)
+{
+  for (int kw = 0; kw < 3; kw++)
+    for (size_t m = 0; m < pairs; m++) {
+      voxel_bf16(row, compact_row(g, 2 * m, kw), g->C, Cp);
+      voxel_bf16(row + Cp, compact_row(g, 2 * m + 1, kw), g->C, Cp);
+      store_pair(xk + ((size_t)kw * pairs + m) * 2 * Cp, row, row + Cp, Cp);
+    }
+}
+
+/* dyT: nblk blocks of Coutp rows x 32 bf16: block k, row co = dy of channel co at its 32 voxels (zero at padding
+ * voxels and channels >= Cout): output voxels 32k.. when interior, else padded voxels q0 + 32k..; per 16
+ * channels, two 16 x 16 transposes in registers */
+SF_AMX_TARGET static void pack_dy_transposed(sf_bf16 *dyT, const float *dy, int interior, size_t q0, size_t nblk,
+                                             int nd, int H, int W, int Cout, int Coutp)
 {
   const size_t prow = (size_t)W + 2, pplane = prow * (H + 2);
   grid_walk g = {.lo = NULL, .x = dy, .hi = NULL, .nd = nd, .H = H, .W = W, .C = Cout};
   g.pd = q0 / pplane, g.ph = q0 / prow % (H + 2), g.pw = q0 % prow;
   for (size_t k = 0; k < nblk; k++) {
     const float *src[32];
-    for (int i = 0; i < 32; i++, walk_next(&g)) src[i] = walk_row(&g);
+    for (int i = 0; i < 32; i++)
+      if (interior) src[i] = dy + (32 * k + (size_t)i) * Cout;
+      else src[i] = walk_row(&g), walk_next(&g);
     for (int c = 0; c < Coutp; c += 16) {
       __mmask16 m = (__mmask16)((1u << (Cout - c < 16 ? Cout - c : 16)) - 1);
       __m512 lo[16], hi[16];
@@ -133,8 +180,8 @@ SF_AMX_TARGET static inline void dw_products(int nn, int j)
 }
 
 /* dwt (tap t's rows at dwt + t*Cin*Cout) += the C tile of (tap i, input block ci0/16 + c, output block n0 + n):
- * nt taps x nc input x nn output blocks over the voxel blocks [k0, k1) of dyT (padded voxels from q0 + 32*k0) */
-SF_AMX_TARGET static void dw_block(float *dwt, float *buf, const dw_operands *o, const ptrdiff_t *off, int nt, size_t q0,
+ * nt taps x nc input x nn output blocks over the voxel blocks [k0, k1) of dyT; tb[i]: tap i's B rows of block 0 */
+SF_AMX_TARGET static void dw_block(float *dwt, float *buf, const dw_operands *o, const sf_bf16 *const *tb, int nt,
                                    size_t k0, size_t k1, int ci0, int nc, int n0, int nn)
 {
   const size_t xs = (size_t)o->Cp * 4; /* bytes between xv rows */
@@ -146,10 +193,9 @@ SF_AMX_TARGET static void dw_block(float *dwt, float *buf, const dw_operands *o,
     const sf_bf16 *a = o->dyT + (k * o->Coutp + 16 * (size_t)n0) * 32;
     _tile_loadd(4, a, 64);
     if (nn == 2) _tile_loadd(5, a + 16 * 32, 64);
-    size_t q = q0 + 32 * k;
+    const size_t brow = o->prow[k] * 2 * o->Cp;
     for (int j = 0; j < nt * nc; j++) {
-      size_t u = (size_t)((ptrdiff_t)q + off[j / nc] + SF_AMX_DW_LEAD), par = u & 1;
-      const sf_bf16 *b = o->xv + (par * o->pairs + u / 2) * 2 * o->Cp + 2 * (ci0 + 16 * (j % nc));
+      const sf_bf16 *b = tb[j / nc] + brow + 2 * (ci0 + 16 * (j % nc));
       if (j % 2 == 0) _tile_loadd(6, b, xs);
       else _tile_loadd(7, b, xs);
       dw_products(nn, j);
@@ -176,36 +222,94 @@ SF_AMX_TARGET static void dw_block(float *dwt, float *buf, const dw_operands *o,
     }
 }
 
+/* Where the B rows of a call come from: the padded grid in two parities (SF_AMX_DW_LEAD zero voxels first), its
+ * voxels in blocks of 32 from q0 (GRID) or in runs of 32 interior voxels (ROWS: W a multiple of 32); or the
+ * compact grid in 3 copies, one per kw (COMPACT: W even and H*W a multiple of 32, so runs of 32 interior voxels
+ * are consecutive there; no product is spent on padding where W is 8 or 16 either) */
+enum dw_layout { DW_GRID, DW_ROWS, DW_COMPACT };
+
+typedef struct {
+  enum dw_layout layout;
+  size_t nblk, pairs; /* blocks of 32 voxels; B rows per parity or copy */
+  size_t first0;      /* block 0's first voxel in the B layout's numbering */
+  size_t q0;          /* DW_GRID: block 0's first padded voxel */
+} dw_plan;
+
+static dw_plan plan_layout(int nd, int H, int W)
+{
+  dw_plan p = {.layout = W % 32 == 0 ? DW_ROWS : W % 2 == 0 && (size_t)H * W % 32 == 0 ? DW_COMPACT : DW_GRID};
+  const size_t nvox = (size_t)nd * H * W, qe = sf_bf16_pidx(nd - 1, H - 1, W - 1, H, W) + 1;
+  p.q0 = sf_bf16_pidx(0, 0, 0, H, W) & ~(size_t)31;
+  p.nblk = p.layout == DW_GRID ? (qe - p.q0 + 31) / 32 : nvox / 32;
+  size_t last; /* one past the last voxel any block reads under any tap */
+  if (p.layout == DW_COMPACT) {
+    p.first0 = sf_amx_compact_idx(0, H, W);
+    last = sf_amx_compact_idx(nvox - 32, H, W) + 32 + (size_t)(H + 3) * W;
+  } else {
+    p.first0 = (p.layout == DW_GRID ? p.q0 : sf_bf16_pidx(0, 0, 0, H, W)) + SF_AMX_DW_LEAD;
+    size_t q_last = p.layout == DW_GRID ? p.q0 + 32 * (p.nblk - 1) : sf_bf16_pidx(nd - 1, H - 1, W - 32, H, W);
+    last = SF_AMX_DW_LEAD + q_last + 32 + (size_t)sf_bf16_tap_off(26, H, W) + 1;
+  }
+  p.pairs = last / 2 + 2;
+  return p;
+}
+
+/* Block k's first B row relative to block 0's (the same under every tap and in every parity or copy) */
+static void plan_rows(size_t *prow, const dw_plan *p, int H, int W)
+{
+  for (size_t k = 0, v = 0; k < p->nblk; k++, v += 32) {
+    size_t row = v / W, first; /* row = d * H + h */
+    if (p->layout == DW_GRID) first = p->q0 + 32 * k + SF_AMX_DW_LEAD;
+    else if (p->layout == DW_COMPACT) first = sf_amx_compact_idx(v, H, W);
+    else first = sf_bf16_pidx((int)(row / H), (int)(row % H), (int)(v % W), H, W) + SF_AMX_DW_LEAD;
+    prow[k] = (first - p->first0) / 2;
+  }
+}
+
+/* Tap t's B rows of block 0 */
+static const sf_bf16 *tap_rows(const sf_bf16 *xv, const dw_plan *p, int t, int H, int W, int Cp)
+{
+  size_t u, copy;
+  if (p->layout == DW_COMPACT) {
+    u = p->first0 + (size_t)(((ptrdiff_t)(t / 9 - 1) * (H + 2) + (t / 3 % 3 - 1)) * W), copy = (size_t)t % 3;
+  } else {
+    u = (size_t)((ptrdiff_t)p->first0 + sf_bf16_tap_off(t, H, W)), copy = u & 1;
+  }
+  return xv + (copy * p->pairs + u / 2) * 2 * Cp;
+}
+
 SF_AMX_TARGET void sf_conv3d_weights_amx(float *dw, int t0, int t1, const float *x_lo, const float *x,
                                          const float *x_hi, const float *dy, int nd, int H, int W, int Cin, int Cout)
 {
   SF_ASSERT(sf_amx_supported() && 0 <= t0 && t0 <= t1 && t1 <= 27);
   const int Cp = (Cin + 15) / 16 * 16, NB = (Cout + 15) / 16, Coutp = NB * 16;
-  /* blocks of 32 padded voxels covering every output voxel, from a multiple of 32 */
-  const size_t q0 = sf_bf16_pidx(0, 0, 0, H, W) & ~(size_t)31, qe = sf_bf16_pidx(nd - 1, H - 1, W - 1, H, W) + 1;
-  const size_t nblk = (qe - q0 + 31) / 32;
-  /* pairs per parity: up to the last voxel a block reads under the last tap, plus one */
-  const size_t pairs = (SF_AMX_DW_LEAD + q0 + 32 * nblk + (size_t)sf_bf16_tap_off(26, H, W) + 2) / 2 + 1;
-  sf_bf16 *xv = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_AUX, 2 * pairs * Cp);
-  sf_bf16 *dyT = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_PACK, nblk * Coutp * 16);
-  float *buf = sf_workspace_floats(SF_BF16_SLOT_LIST, 4 * 256 + (size_t)Cp);
-  pack_pairs(xv, (sf_bf16 *)(buf + 4 * 256), x_lo, x, x_hi, nd, H, W, Cin, Cp, pairs);
-  pack_dy_transposed(dyT, dy, q0, nblk, nd, H, W, Cout, Coutp);
+  const dw_plan p = plan_layout(nd, H, W);
+  const int copies = p.layout == DW_COMPACT ? 3 : 2;
+  sf_bf16 *xv = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_AUX, copies * p.pairs * Cp);
+  sf_bf16 *dyT = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_PACK, p.nblk * Coutp * 16);
+  float *buf = sf_workspace_floats(SF_BF16_SLOT_LIST, 4 * 256 + 2 * p.nblk);
+  size_t *prow = (size_t *)(buf + 4 * 256);
+  sf_bf16 *row = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_X, (size_t)Cp);
+  plan_rows(prow, &p, H, W);
+  grid_walk g = {.lo = x_lo, .x = x, .hi = x_hi, .nd = nd, .H = H, .W = W, .C = Cin};
+  if (p.layout == DW_COMPACT) pack_kw_pairs(xv, row, &g, Cp, p.pairs);
+  else pack_pairs(xv, row, x_lo, x, x_hi, nd, H, W, Cin, Cp, p.pairs);
+  pack_dy_transposed(dyT, dy, p.layout != DW_GRID, p.q0, p.nblk, nd, H, W, Cout, Coutp);
   sf_amx_config cfg;
   sf_amx_config_set(&cfg, 16, 64, 16);
   _tile_loadconfig(&cfg);
-  const dw_operands o = {.dyT = dyT, .xv = xv, .pairs = pairs, .Cp = Cp, .Coutp = Coutp, .Cin = Cin, .Cout = Cout};
+  const dw_operands o = {.dyT = dyT, .prow = prow, .Cp = Cp, .Coutp = Coutp, .Cin = Cin, .Cout = Cout};
   const size_t group = SF_AMX_DW_GROUP / 32;
-  for (size_t k = 0; k < nblk; k += group) {
-    size_t k1 = k + group < nblk ? k + group : nblk;
+  for (size_t k = 0; k < p.nblk; k += group) {
+    size_t k1 = k + group < p.nblk ? k + group : p.nblk;
     for (int ci0 = 0; ci0 < Cin; ci0 += 32)
       for (int n0 = 0; n0 < NB; n0 += 2) {
         int nc = ci0 + 16 < Cin ? 2 : 1, nn = n0 + 1 < NB ? 2 : 1, per = 4 / (nc * nn); /* taps per block */
         for (int t = t0; t < t1; t += per) {
           int nt = t1 - t < per ? t1 - t : per;
-          ptrdiff_t off[4];
-          for (int i = 0; i < nt; i++) off[i] = sf_bf16_tap_off(t + i, H, W);
-          dw_block(dw + (size_t)(t - t0) * Cin * Cout, buf, &o, off, nt, q0, k, k1, ci0, nc, n0, nn);
+          const sf_bf16 *tb[4];
+          for (int i = 0; i < nt; i++) tb[i] = tap_rows(xv, &p, t + i, H, W, Cp);
+          dw_block(dw + (size_t)(t - t0) * Cin * Cout, buf, &o, tb, nt, k, k1, ci0, nc, n0, nn);
         }
       }
   }

@@ -35,6 +35,16 @@ static inline void sf_amx_config_set(sf_amx_config *c, int a_rows, int a_colsb, 
   for (int i = 6; i < 8; i++) c->colsb[i] = 64, c->rows[i] = (uint8_t)b_rows;
 }
 
+/* The compact grid of a slab (forward and dX: conv3d_amx.c, dW: conv3d_amx_dw.c, for planes whose rows are too
+ * short for runs of interior voxels on the padded grid): planes -1..nd of H+2 rows (a zero row above and below)
+ * of W voxels, no padding column, so the interior rows of a plane are consecutive. Interior voxel v = (d, h, w)
+ * of the slab sits at: */
+static inline size_t sf_amx_compact_idx(size_t v, int H, int W)
+{
+  size_t hw = (size_t)H * W, d = v / hw, h = v % hw / W;
+  return ((d + 1) * (H + 2) + h + 1) * W + v % W;
+}
+
 /* 16 x 16 floats in r[] transposed in registers (r[j] = the old column j) */
 SF_AMX_TARGET static inline void sf_amx_transpose16(__m512 r[16])
 {

@@ -143,4 +143,12 @@ static void check_all(void)
   check_conv(2, 4, 4, 64, 64, 0, 0, 390);  /* short rows, many channels; dW blocks of 11 + 11 + 10 ... */
   check_conv(3, 9, 9, 40, 36, 1, 1, 400);  /* AMX: a K chunk of 32 + 8, C tiles of 16 + 16 + 4 / 8 */
   check_conv(2, 5, 6, 96, 16, 0, 1, 410);  /* AMX: three K chunks; dW: three input channel tiles */
+  check_conv(1, 3, 16, 32, 48, 1, 1, 420); /* AMX rows of 16: an odd run count (3), C tiles 32 + 16 */
+  check_conv(2, 2, 32, 3, 8, 0, 1, 430);   /* AMX rows of 32: the folded input conv, 8 outputs (buffered) */
+  check_conv(2, 2, 32, 64, 40, 1, 0, 440); /* AMX rows of 32: two K chunks, 40 = 32 + 8 outputs */
+  check_conv(3, 4, 8, 48, 40, 1, 1, 450);  /* AMX dW on the compact grid (H*W = 32): input tiles 32 + 16 */
+  check_conv(2, 2, 16, 16, 32, 0, 1, 460); /* AMX dW compact, rows of 16 */
+  check_conv(2, 8, 12, 24, 20, 1, 1, 470); /* AMX dW compact, rows of 12 (H*W = 96) */
+  check_conv(2, 4, 8, 3, 16, 1, 1, 480);   /* AMX forward on the compact grid, 3 inputs (3*Kp = 12) */
+  check_conv(3, 2, 8, 32, 16, 0, 1, 490);  /* AMX forward compact, whole K chunks (weights packed fast) */
 }
