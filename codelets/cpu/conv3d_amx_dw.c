@@ -76,57 +76,65 @@ SF_AMX_TARGET static inline void store_pair(sf_bf16 *dst, const sf_bf16 *a, cons
   }
 }
 
-/* dst[0..Cp): the Cin channels of src rounded to bf16, zero beyond them (all zero for a NULL src) */
-SF_AMX_TARGET static inline void voxel_bf16(sf_bf16 *dst, const float *src, int Cin, int Cp)
+/* rb: a zero voxel, the W voxels of src (Cin floats each) rounded to bf16 as Cp channels (zero beyond Cin), a zero
+ * voxel: the input row with its padding, as the packers below read it */
+static void row_bf16(sf_bf16 *rb, const float *src, int W, int Cin, int Cp)
 {
-  if (!src) {
-    memset(dst, 0, sizeof(sf_bf16) * Cp);
+  memset(rb, 0, sizeof(sf_bf16) * Cp);
+  memset(rb + (size_t)(W + 1) * Cp, 0, sizeof(sf_bf16) * Cp);
+  if (Cin == Cp) {
+    sf_bf16_from_floats(rb + Cp, src, (size_t)W * Cin);
     return;
   }
-  for (int c = 0; c < Cp; c += 16) {
-    int in = Cin - c < 16 ? Cin - c : 16;
-    __m256bh b = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps((__mmask16)((1u << in) - 1), src + c));
-    _mm256_storeu_si256((void *)(dst + c), (__m256i)b);
-  }
+  memset(rb + Cp, 0, sizeof(sf_bf16) * W * Cp);
+  for (int w = 0; w < W; w++) sf_bf16_from_floats(rb + (size_t)(w + 1) * Cp, src + (size_t)w * Cin, (size_t)Cin);
+}
+
+/* The input row (d, h) of the padded slab (plane d among lo, x, hi: d = -1..nd), or NULL (a NULL halo) */
+static inline const float *input_row(const float *x_lo, const float *x, const float *x_hi, int d, int h, int nd, int H,
+                                     int W, int Cin)
+{
+  const float *plane = d < 0 ? x_lo : d >= nd ? x_hi : x + (size_t)d * H * W * Cin;
+  return plane ? plane + (size_t)h * W * Cin : NULL;
 }
 
 /* xv: 2 parities x pairs rows of 2*Cp bf16: row m of parity p interleaves voxels u = 2m+p and u+1, where u - LEAD
- * is the padded voxel (zero outside the padded slab), as [ci][2]; straight from the fp32 planes, each voxel
- * rounded once (row: 2 x Cp bf16 of scratch, the previous and the current voxel) */
-SF_AMX_TARGET static void pack_pairs(sf_bf16 *xv, sf_bf16 *row, const float *x_lo, const float *x, const float *x_hi,
+ * is the padded voxel (zero outside the padded slab), as [ci][2]; straight from the fp32 planes a row at a time
+ * (rb: W+2 voxels of scratch): all zero first, then the W+1 pairs that hold a voxel of each input row */
+SF_AMX_TARGET static void pack_pairs(sf_bf16 *xv, sf_bf16 *rb, const float *x_lo, const float *x, const float *x_hi,
                                      int nd, int H, int W, int Cin, int Cp, size_t pairs)
 {
-  grid_walk g = {.lo = x_lo, .x = x, .hi = x_hi, .nd = nd, .H = H, .W = W, .C = Cin};
-  memset(row, 0, sizeof(sf_bf16) * 2 * Cp);
-  for (size_t u = 1; u <= 2 * pairs; u++) { /* voxel u completes the pair (u-1, u) */
-    ptrdiff_t v = (ptrdiff_t)u - SF_AMX_DW_LEAD;
-    const float *src = v >= 0 ? walk_row(&g) : NULL;
-    if (v >= 0) walk_next(&g);
-    voxel_bf16(row + (u & 1) * Cp, src, Cin, Cp);
-    store_pair(xv + (((u - 1) & 1) * pairs + (u - 1) / 2) * 2 * Cp, row + (~u & 1) * Cp, row + (u & 1) * Cp, Cp);
-  }
+  memset(xv, 0, sizeof(sf_bf16) * 4 * pairs * Cp);
+  for (int d = -1; d <= nd; d++)
+    for (int h = 0; h < H; h++) {
+      const float *src = input_row(x_lo, x, x_hi, d, h, nd, H, W, Cin);
+      if (!src) continue;
+      row_bf16(rb, src, W, Cin, Cp);
+      size_t u0 = SF_AMX_DW_LEAD + sf_bf16_pidx(d, h, 0, H, W) - 1; /* the row's left padding voxel */
+      for (int i = 0; i <= W; i++) {                              /* pair (u0 + i, u0 + i + 1) */
+        size_t u = u0 + (size_t)i;
+        store_pair(xv + ((u & 1) * pairs + u / 2) * 2 * Cp, rb + (size_t)i * Cp, rb + (size_t)(i + 1) * Cp, Cp);
+      }
+    }
 }
 
-/* The input row under voxel u of the compact grid (conv3d_amx_internal.h; planes lo, x, hi) shifted by kw - 1
- * along w: NULL past either end of the row, on a padding row, past the grid or in a NULL halo */
-static inline const float *compact_row(const grid_walk *g, size_t u, int kw)
+/* xk: 3 copies (kw = 0, 1, 2) x pairs rows of 2*Cp bf16: row m of copy kw interleaves compact voxels 2m and 2m+1
+ * (conv3d_amx_internal.h), each holding the input at its (d, h, w + kw - 1): all zero first, then the W/2 pairs
+ * of each input row (W even) in each copy, a row at a time (rb: W+2 voxels of scratch) */
+SF_AMX_TARGET static void pack_kw_pairs(sf_bf16 *xk, sf_bf16 *rb, const float *x_lo, const float *x,
+                                        const float *x_hi, int nd, int H, int W, int Cin, int Cp, size_t pairs)
 {
-  const size_t H = (size_t)g->H, W = (size_t)g->W, pd = u / ((H + 2) * W), ph = u / W % (H + 2);
-  const ptrdiff_t w = (ptrdiff_t)(u % W) + kw - 1;
-  if (ph < 1 || ph > H || w < 0 || w >= (ptrdiff_t)W || pd > (size_t)g->nd + 1) return NULL;
-  const float *plane = pd == 0 ? g->lo : pd == (size_t)g->nd + 1 ? g->hi : g->x + (pd - 1) * H * W * g->C;
-  return plane ? plane + ((ph - 1) * W + (size_t)w) * g->C : NULL;
-}
-
-/* xk: 3 copies (kw = 0, 1, 2) x pairs rows of 2*Cp bf16: row m of copy kw interleaves compact voxels 2m and 2m+1,
- * each holding the input at its (d, h, w + kw - 1); two voxels of scratch in row */
-SF_AMX_TARGET static void pack_kw_pairs(sf_bf16 *xk, sf_bf16 *row, const grid_walk *g, int Cp, size_t pairs)
-{
-  for (int kw = 0; kw < 3; kw++)
-    for (size_t m = 0; m < pairs; m++) {
-      voxel_bf16(row, compact_row(g, 2 * m, kw), g->C, Cp);
-      voxel_bf16(row + Cp, compact_row(g, 2 * m + 1, kw), g->C, Cp);
-      store_pair(xk + ((size_t)kw * pairs + m) * 2 * Cp, row, row + Cp, Cp);
+  memset(xk, 0, sizeof(sf_bf16) * 6 * pairs * Cp);
+  for (int d = -1; d <= nd; d++)
+    for (int h = 0; h < H; h++) {
+      const float *src = input_row(x_lo, x, x_hi, d, h, nd, H, W, Cin);
+      if (!src) continue;
+      row_bf16(rb, src, W, Cin, Cp);
+      size_t m0 = ((size_t)(d + 1) * (H + 2) + h + 1) * W / 2; /* the row's first pair */
+      for (int kw = 0; kw < 3; kw++)
+        for (int i = 0; i < W; i += 2) /* compact voxel w holds rb's voxel w + kw */
+          store_pair(xk + ((size_t)kw * pairs + m0 + i / 2) * 2 * Cp, rb + (size_t)(i + kw) * Cp,
+                     rb + (size_t)(i + 1 + kw) * Cp, Cp);
     }
 }
 
@@ -289,11 +297,10 @@ SF_AMX_TARGET void sf_conv3d_weights_amx(float *dw, int t0, int t1, const float 
   sf_bf16 *dyT = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_PACK, p.nblk * Coutp * 16);
   float *buf = sf_workspace_floats(SF_BF16_SLOT_LIST, 4 * 256 + 2 * p.nblk);
   size_t *prow = (size_t *)(buf + 4 * 256);
-  sf_bf16 *row = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_X, (size_t)Cp);
+  sf_bf16 *rb = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_X, (size_t)(W + 2) * Cp / 2 + 16);
   plan_rows(prow, &p, H, W);
-  grid_walk g = {.lo = x_lo, .x = x, .hi = x_hi, .nd = nd, .H = H, .W = W, .C = Cin};
-  if (p.layout == DW_COMPACT) pack_kw_pairs(xv, row, &g, Cp, p.pairs);
-  else pack_pairs(xv, row, x_lo, x, x_hi, nd, H, W, Cin, Cp, p.pairs);
+  if (p.layout == DW_COMPACT) pack_kw_pairs(xv, rb, x_lo, x, x_hi, nd, H, W, Cin, Cp, p.pairs);
+  else pack_pairs(xv, rb, x_lo, x, x_hi, nd, H, W, Cin, Cp, p.pairs);
   pack_dy_transposed(dyT, dy, p.layout != DW_GRID, p.q0, p.nblk, nd, H, W, Cout, Coutp);
   sf_amx_config cfg;
   sf_amx_config_set(&cfg, 16, 64, 16);
