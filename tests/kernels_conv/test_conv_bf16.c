@@ -10,8 +10,8 @@
  *  - the rounding itself is round-to-nearest-even, checked against a scalar definition on ties.
  * Shapes: odd and even channel counts (pairs), a partial last output vector, one or two vectors, rows split
  * into uneven register blocks, odd rows (dW's last voxel pairs with zero), AMX's K chunks and partial C
- * tiles, every halo case. Skipped (exit 77) on a CPU without AVX512_BF16; an engine the CPU lacks is skipped
- * with a message. */
+ * tiles, AMX's runs of interior voxels and compact slabs, every halo case.
+ * Skipped (exit 77) on a CPU without AVX512_BF16; an engine the CPU lacks is skipped with a message. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -151,4 +151,6 @@ static void check_all(void)
   check_conv(2, 8, 12, 24, 20, 1, 1, 470); /* AMX dW compact, rows of 12 (H*W = 96) */
   check_conv(2, 4, 8, 3, 16, 1, 1, 480);   /* AMX forward on the compact grid, 3 inputs (3*Kp = 12) */
   check_conv(3, 2, 8, 32, 16, 0, 1, 490);  /* AMX forward compact, whole K chunks (weights packed fast) */
+  check_conv(2, 2, 32, 8, 24, 1, 1, 500);  /* AMX rows of 32 with 8 inputs (base 8), 24 = 16 + 8 outputs */
+  check_conv(2, 3, 9, 7, 16, 1, 0, 510);   /* AMX padded grid, 7 inputs (an odd pair member) */
 }
