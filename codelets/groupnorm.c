@@ -1,7 +1,7 @@
 /* StarPU glue for GroupNorm (+ fused ReLU), exact over the whole volume although the volume is split
  * into slabs (docs/architecture.md §5): per-slab partial statistics (reduced in slab order by sum_d), per-slab
  * normalize; backward per-slab partial sums, one reduce task that also writes dgamma/dbeta, then
- * per-slab dx. CPU = the kernels of codelets/cpu/groupnorm.c. */
+ * per-slab dx. CPU = the vector kernels of codelets/cpu/groupnorm_vec.c. */
 #include <string.h>
 
 #include "codelet_common.h"
@@ -15,16 +15,15 @@ static void groupnorm_stats_cpu(void *buffers[], void *cl_arg)
   const sf_groupnorm_args *a = cl_arg;
   double *part = sf_vec_d(buffers[0]);
   memset(part, 0, sf_vec_n(buffers[0]) * sizeof(double));
-  sf_groupnorm_stats_ref(part, sf_blk_f(buffers[1]), sf_blk_vox(buffers[1], a->C), a->C, a->G);
+  sf_groupnorm_stats(part, sf_blk_f(buffers[1]), sf_blk_vox(buffers[1], a->C), a->C, a->G);
 }
 
 /* buffers: [y, x, stats, gamma, beta] */
 static void groupnorm_fwd_cpu(void *buffers[], void *cl_arg)
 {
   const sf_groupnorm_args *a = cl_arg;
-  sf_groupnorm_forward_ref(sf_blk_f(buffers[0]), sf_blk_f(buffers[1]), sf_vec_d(buffers[2]), sf_vec_f(buffers[3]),
-                           sf_vec_f(buffers[4]), sf_blk_vox(buffers[1], a->C), a->ntotal, a->C, a->G, a->eps,
-                           a->relu);
+  sf_groupnorm_forward(sf_blk_f(buffers[0]), sf_blk_f(buffers[1]), sf_vec_d(buffers[2]), sf_vec_f(buffers[3]),
+                       sf_vec_f(buffers[4]), sf_blk_vox(buffers[1], a->C), a->ntotal, a->C, a->G, a->eps, a->relu);
 }
 
 /* buffers: [bwd_part (2G+2C) double, dy, y, x, stats, gamma] */
@@ -33,9 +32,9 @@ static void groupnorm_bwd_stats_cpu(void *buffers[], void *cl_arg)
   const sf_groupnorm_args *a = cl_arg;
   double *part = sf_vec_d(buffers[0]);
   memset(part, 0, sf_vec_n(buffers[0]) * sizeof(double));
-  sf_groupnorm_backward_stats_ref(part, part + 2 * a->G, sf_blk_f(buffers[1]), sf_blk_f(buffers[2]),
-                                  sf_blk_f(buffers[3]), sf_vec_d(buffers[4]), sf_vec_f(buffers[5]),
-                                  sf_blk_vox(buffers[3], a->C), a->ntotal, a->C, a->G, a->eps, a->relu);
+  sf_groupnorm_backward_stats(part, part + 2 * a->G, sf_blk_f(buffers[1]), sf_blk_f(buffers[2]), sf_blk_f(buffers[3]),
+                              sf_vec_d(buffers[4]), sf_vec_f(buffers[5]), sf_blk_vox(buffers[3], a->C), a->ntotal,
+                              a->C, a->G, a->eps, a->relu);
 }
 
 /* buffers: [bwd_sum, dgamma, dbeta, part_0 .. part_{S-1}]: fixed-order sum, then the parameter
@@ -61,10 +60,9 @@ static void groupnorm_bwd_reduce_cpu(void *buffers[], void *cl_arg)
 static void groupnorm_bwd_data_cpu(void *buffers[], void *cl_arg)
 {
   const sf_groupnorm_args *a = cl_arg;
-  sf_groupnorm_backward_data_ref(sf_blk_f(buffers[0]), sf_blk_f(buffers[1]), sf_blk_f(buffers[2]),
-                                 sf_blk_f(buffers[3]), sf_vec_d(buffers[4]), sf_vec_d(buffers[5]),
-                                 sf_vec_f(buffers[6]), sf_blk_vox(buffers[3], a->C), a->ntotal, a->C, a->G, a->eps,
-                                 a->relu);
+  sf_groupnorm_backward_data(sf_blk_f(buffers[0]), sf_blk_f(buffers[1]), sf_blk_f(buffers[2]), sf_blk_f(buffers[3]),
+                             sf_vec_d(buffers[4]), sf_vec_d(buffers[5]), sf_vec_f(buffers[6]),
+                             sf_blk_vox(buffers[3], a->C), a->ntotal, a->C, a->G, a->eps, a->relu);
 }
 
 SF_CODELET(groupnorm_stats, v1, groupnorm_stats_cpu, sf_groupnorm_stats_cuda, sf_groupnorm_stats_opencl);

@@ -4,7 +4,8 @@
  * from the global sums (population variance, m = ntotal*C/G values per group). relu != 0 fuses the
  * ReLU that follows every GroupNorm in the U-Net. Per-channel coefficients are folded first so the
  * voxel loops are plain a*x+b loops that GCC vectorises. Layout (n,C) = NDHWC voxels x channels.
- * The backward equals PyTorch's GroupNorm backward (dx = c1*dy + c2*x + c3 per group/channel). */
+ * The backward equals PyTorch's GroupNorm backward (dx = c1*dy + c2*x + c3 per group/channel). These are the
+ * reference kernels; the codelets run the vector ones of groupnorm_vec.c, which share the coefficients below. */
 #include <math.h>
 #include <string.h>
 
@@ -12,18 +13,69 @@
 #include "scaffold/ops.h"
 #include "scaffold/workspace.h"
 
-#define GN_WS_SLOT (SF_WORKSPACE_SLOTS - 1) /* elementwise kernels use the last workspace slot */
+#include "groupnorm_internal.h"
 
-/* Per-group mean and rstd from the global (sum, sumsq). */
-static void gn_moments(double *mean, double *rstd, const double *stats, size_t ntotal, int C, int G, float eps)
+#define GN_WS_SLOT SF_GN_WS_SLOT
+
+void sf_gn_group_moments(double *mean, double *rstd, const double *stats, int g, size_t ntotal, int cpg, float eps)
 {
-  const double m = (double)ntotal * (double)(C / G);
+  const double m = (double)ntotal * (double)cpg;
+  double mu = stats[2 * g] / m;
+  double var = stats[2 * g + 1] / m - mu * mu;
+  if (var < 0) var = 0; /* rounding can make a constant group slightly negative */
+  *mean = mu;
+  *rstd = 1.0 / sqrt(var + (double)eps);
+}
+
+void sf_gn_forward_coefs(float *a, float *b, const double *stats, const float *gamma, const float *beta,
+                         size_t ntotal, int C, int G, float eps)
+{
+  const int cpg = C / G;
   for (int g = 0; g < G; g++) {
-    double mu = stats[2 * g] / m;
-    double var = stats[2 * g + 1] / m - mu * mu;
-    if (var < 0) var = 0; /* rounding can make a constant group slightly negative */
-    mean[g] = mu;
-    rstd[g] = 1.0 / sqrt(var + (double)eps);
+    double mean, rstd;
+    sf_gn_group_moments(&mean, &rstd, stats, g, ntotal, cpg, eps);
+    for (int c = g * cpg; c < (g + 1) * cpg; c++) {
+      double sc = (double)gamma[c] * rstd;
+      a[c] = (float)sc;
+      b[c] = (float)((double)beta[c] - mean * sc);
+    }
+  }
+}
+
+/* A = rstd*gamma, B = -rstd^2*S2/m, K = -rstd*S1/m - B*mean, with S1, S2 the group's gsums */
+void sf_gn_backward_data_coefs(float *A, float *B, float *K, const double *stats, const double *gsums,
+                               const float *gamma, size_t ntotal, int C, int G, float eps)
+{
+  const int cpg = C / G;
+  const double m = (double)ntotal * (double)cpg;
+  for (int g = 0; g < G; g++) {
+    double mean, r;
+    sf_gn_group_moments(&mean, &r, stats, g, ntotal, cpg, eps);
+    double bg = -r * r * gsums[2 * g + 1] / m;
+    for (int c = g * cpg; c < (g + 1) * cpg; c++) {
+      A[c] = (float)(r * (double)gamma[c]);
+      B[c] = (float)bg;
+      K[c] = (float)(-r * gsums[2 * g] / m - bg * mean);
+    }
+  }
+}
+
+/* xhat = (x-mean)*rstd and dxhat = dy'*gamma are linear in the per-channel sums, so the slab contributions
+ * add up exactly as the untiled sums. */
+void sf_gn_backward_stats_finish(double *gsums, double *dgb, const double *sdy, const double *sdyx,
+                                 const double *stats, const float *gamma, size_t ntotal, int C, int G, float eps)
+{
+  const int cpg = C / G;
+  for (int g = 0; g < G; g++) {
+    double mean, rstd;
+    sf_gn_group_moments(&mean, &rstd, stats, g, ntotal, cpg, eps);
+    for (int c = g * cpg; c < (g + 1) * cpg; c++) {
+      double dgamma = rstd * (sdyx[c] - mean * sdy[c]); /* sum dy' * xhat */
+      dgb[2 * c] += dgamma;
+      dgb[2 * c + 1] += sdy[c];
+      gsums[2 * g] += (double)gamma[c] * sdy[c];
+      gsums[2 * g + 1] += (double)gamma[c] * dgamma;
+    }
   }
 }
 
@@ -55,16 +107,8 @@ void sf_groupnorm_forward_ref(float *y, const float *x, const double *stats, con
                               const float *beta, size_t n, size_t ntotal, int C, int G, float eps, int relu)
 {
   SF_ASSERT(G > 0 && C % G == 0);
-  const int cpg = C / G;
-  double *mean = (double *)sf_workspace_floats(GN_WS_SLOT, 4 * (size_t)G + 2 * (size_t)C);
-  double *rstd = mean + G;
-  float *a = (float *)(rstd + G), *b = a + C;
-  gn_moments(mean, rstd, stats, ntotal, C, G, eps);
-  for (int c = 0; c < C; c++) {
-    double sc = (double)gamma[c] * rstd[c / cpg];
-    a[c] = (float)sc;
-    b[c] = (float)((double)beta[c] - mean[c / cpg] * sc);
-  }
+  float *a = sf_workspace_floats(GN_WS_SLOT, 2 * (size_t)C), *b = a + C;
+  sf_gn_forward_coefs(a, b, stats, gamma, beta, ntotal, C, G, eps);
   for (size_t i = 0; i < n; i++) {
     const float *restrict xi = x + i * C;
     float *restrict yi = y + i * C;
@@ -98,19 +142,16 @@ static inline void accumulate_row(double *restrict s1, double *restrict s2, cons
 }
 
 /* gsums: (G,2) += [sum dxhat, sum dxhat*xhat]; dgb: (C,2) += [sum dy'*xhat, sum dy'] over the slab.
- * Per channel we sum dy' and dy'*x in double, then use xhat = (x-mean)*rstd and dxhat = dy'*gamma,
- * which are linear in those sums, so the slab contributions add up exactly as the untiled sums. */
+ * Per channel we sum dy' and dy'*x in double (sf_gn_backward_stats_finish turns them into the above). */
 void sf_groupnorm_backward_stats_ref(double *gsums, double *dgb, const float *dy, const float *y,
                                      const float *x, const double *stats, const float *gamma,
                                      size_t n, size_t ntotal, int C, int G, float eps, int relu)
 {
   SF_ASSERT(G > 0 && C % G == 0);
-  const int cpg = C / G;
-  double *sdy = (double *)sf_workspace_floats(GN_WS_SLOT, 5 * (size_t)C + 4 * (size_t)G);
-  double *sdyx = sdy + C, *mean = sdyx + C, *rstd = mean + G;
-  float *masked = (float *)(rstd + G); /* dy' of one voxel when relu (keeps both loops vectorisable) */
+  double *sdy = (double *)sf_workspace_floats(GN_WS_SLOT, 5 * (size_t)C);
+  double *sdyx = sdy + C;
+  float *masked = (float *)(sdyx + C); /* dy' of one voxel when relu (keeps both loops vectorisable) */
   memset(sdy, 0, 2 * (size_t)C * sizeof(double));
-  gn_moments(mean, rstd, stats, ntotal, C, G, eps);
   for (size_t i = 0; i < n; i++) {
     const float *d = dy + i * C;
     if (relu) {
@@ -119,37 +160,18 @@ void sf_groupnorm_backward_stats_ref(double *gsums, double *dgb, const float *dy
     }
     accumulate_row(sdy, sdyx, d, x + i * C, C);
   }
-  for (int c = 0; c < C; c++) {
-    int g = c / cpg;
-    double dgamma = rstd[g] * (sdyx[c] - mean[g] * sdy[c]); /* sum dy' * xhat */
-    dgb[2 * c] += dgamma;
-    dgb[2 * c + 1] += sdy[c];
-    gsums[2 * g] += (double)gamma[c] * sdy[c];
-    gsums[2 * g + 1] += (double)gamma[c] * dgamma;
-  }
+  sf_gn_backward_stats_finish(gsums, dgb, sdy, sdyx, stats, gamma, ntotal, C, G, eps);
 }
 
-/* dx: (n,C) written = rstd*(dxhat - (S1 + xhat*S2)/m), folded into dx = A[c]*dy' + B[c]*x + K[c] with
- * A = rstd*gamma, B = -rstd^2*S2/m, K = -rstd*S1/m - B*mean (the form PyTorch's kernel uses). */
+/* dx: (n,C) written = rstd*(dxhat - (S1 + xhat*S2)/m), folded into dx = A[c]*dy' + B[c]*x + K[c]
+ * (sf_gn_backward_data_coefs: the form PyTorch's kernel uses). */
 void sf_groupnorm_backward_data_ref(float *dx, const float *dy, const float *y, const float *x,
                                     const double *stats, const double *gsums, const float *gamma,
                                     size_t n, size_t ntotal, int C, int G, float eps, int relu)
 {
   SF_ASSERT(G > 0 && C % G == 0);
-  const int cpg = C / G;
-  const double m = (double)ntotal * (double)cpg;
-  double *mean = (double *)sf_workspace_floats(GN_WS_SLOT, 4 * (size_t)G + 3 * (size_t)C);
-  double *rstd = mean + G;
-  float *A = (float *)(rstd + G), *B = A + C, *K = B + C;
-  gn_moments(mean, rstd, stats, ntotal, C, G, eps);
-  for (int c = 0; c < C; c++) {
-    int g = c / cpg;
-    double r = rstd[g];
-    double bg = -r * r * gsums[2 * g + 1] / m;
-    A[c] = (float)(r * (double)gamma[c]);
-    B[c] = (float)bg;
-    K[c] = (float)(-r * gsums[2 * g] / m - bg * mean[g]);
-  }
+  float *A = sf_workspace_floats(GN_WS_SLOT, 3 * (size_t)C), *B = A + C, *K = B + C;
+  sf_gn_backward_data_coefs(A, B, K, stats, gsums, gamma, ntotal, C, G, eps);
   for (size_t i = 0; i < n; i++) {
     const float *restrict dyi = dy + i * C, *restrict xi = x + i * C;
     const float *restrict Ar = A, *restrict Br = B, *restrict Kr = K;

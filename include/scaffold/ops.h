@@ -182,6 +182,18 @@ void sf_groupnorm_backward_stats_ref(double *gsums, double *dgb, const float *dy
 void sf_groupnorm_backward_data_ref(float *dx, const float *dy, const float *y, const float *x,
                                     const double *stats, const double *gsums, const float *gamma,
                                     size_t n, size_t ntotal, int C, int G, float eps, int relu);
+/* The fast variants of the four (codelets/cpu/groupnorm_vec.c: vector code for the CPU kernel set,
+ * sf_cpu_isa_active()), the ones the codelets run; same arguments, results as the _ref kernels up to the
+ * summation order of the double sums. */
+void sf_groupnorm_stats(double *stats, const float *x, size_t n, int C, int G);
+void sf_groupnorm_forward(float *y, const float *x, const double *stats, const float *gamma, const float *beta,
+                          size_t n, size_t ntotal, int C, int G, float eps, int relu);
+void sf_groupnorm_backward_stats(double *gsums, double *dgb, const float *dy, const float *y, const float *x,
+                                 const double *stats, const float *gamma, size_t n, size_t ntotal, int C, int G,
+                                 float eps, int relu);
+void sf_groupnorm_backward_data(float *dx, const float *dy, const float *y, const float *x, const double *stats,
+                                const double *gsums, const float *gamma, size_t n, size_t ntotal, int C, int G,
+                                float eps, int relu);
 /* dgamma, dbeta: (C) accumulated from the reduced dgb: (C,2). */
 void sf_groupnorm_param_grads(float *dgamma, float *dbeta, const double *dgb, int C);
 
