@@ -1,15 +1,14 @@
 /* Fast CPU variants of GroupNorm (scaffold/ops.h: sf_groupnorm_stats, _forward, _backward_stats,
- * _backward_data): the same sums and outputs as the _ref kernels of codelets/cpu/groupnorm.c, on a flat
- * view of the (n,C) array cut into periods of P = lcm(C,16) floats (one voxel when C % 16 == 0, else
- * P/C voxels), so each lane of a 16-float vector has a fixed channel (lane l: channel l % C) and the
- * per-channel coefficients and sums become per-lane arrays of P entries.
- *   - Sums stay in double, in register accumulators: a float, and a product of two floats, is exact in
- *     double, so each lane's sum is the reference's sum in another order (rows two at a time, and for
- *     C < 16 several lanes per channel added at the end).
- *   - The element-wise passes (y = a*x + b, dx = A*dy' + B*x + K) use the reference's float
- *     coefficients and formulas.
- * The reference accumulated each voxel into memory (a store-to-load chain per voxel): 4-10x slower at
- * C = 8..32. The floats after the last whole period (n*C % P of them) take a scalar loop.
+ * _backward_data), equal to the _ref kernels of codelets/cpu/groupnorm.c:
+ *   - The sums (stats, backward stats) are bitwise the reference's: per channel, a running double sum over
+ *     the voxels in order, as the reference, but held in registers for up to 32 channels at a time (the
+ *     reference kept them in memory, a store-to-load chain per voxel, 2-3x slower at 8-32 channels). A
+ *     float, and a product of two floats, is exact in double, so an FMA cannot change a term. That keeps
+ *     groupnorm_stats's OpenCL variant bitwise equal to the CPU one (docs/heterogeneous.md).
+ *   - The element-wise passes (y = a*x + b, dx = A*dy' + B*x + K) use the reference's float coefficients
+ *     and formulas on a flat view of the (n,C) array cut into periods of P = lcm(C,16) floats (one voxel
+ *     when C % 16 == 0, else P/C voxels), so each lane of a 16-float vector has a fixed channel (lane l:
+ *     channel l % C); the floats after the last whole period take a scalar loop.
  * One body in plain C, compiled three times (AVX-512, AVX2 + FMA, the build's target) and chosen by
  * sf_cpu_isa_active(), as codelets/cpu/loss_vec.c. */
 #include <math.h>
@@ -27,8 +26,10 @@
 #define NOINLINE __attribute__((noinline)) /* keeps each variant's target options (vector width) */
 
 typedef float vf __attribute__((vector_size(VL * sizeof(float))));
-typedef double vd __attribute__((vector_size(VL / 2 * sizeof(double))));
+typedef double vd __attribute__((vector_size(8 * sizeof(double))));
 typedef int vi __attribute__((vector_size(VL * sizeof(int))));
+typedef float vf8 __attribute__((vector_size(8 * sizeof(float))));
+typedef int vi8 __attribute__((vector_size(8 * sizeof(int))));
 
 INLINE vf vload(const float *p)
 {
@@ -37,17 +38,13 @@ INLINE vf vload(const float *p)
   return v;
 }
 INLINE void vstore(float *p, vf v) { memcpy(p, &v, sizeof v); }
-INLINE vd lo_d(vf v) { return __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7), vd); }
-INLINE vd hi_d(vf v)
+/* 8 floats to doubles, written element-wise: GCC 12 makes one vcvtps2pd zmm of this where it splits
+ * __builtin_convertvector into four narrow conversions */
+INLINE vd to_double(vf8 v)
 {
-  return __builtin_convertvector(__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15), vd);
-}
-INLINE void vadd_d(double *p, vd v)
-{
-  vd t;
-  memcpy(&t, p, sizeof t);
-  t += v;
-  memcpy(p, &t, sizeof t);
+  vd d;
+  for (int j = 0; j < 8; j++) d[j] = v[j];
+  return d;
 }
 /* dy masked by y > 0 when relu (NaN in y masks, as the reference's y > 0.0f) */
 INLINE vf masked(vf dy, vf y, int relu) { return relu ? (vf)((vi)dy & (y > 0.0f)) : dy; }
@@ -55,44 +52,71 @@ INLINE vf masked(vf dy, vf y, int relu) { return relu ? (vf)((vi)dy & (y > 0.0f)
 static int gcd_int(int a, int b) { return b ? gcd_int(b, a % b) : a; }
 static int period_of(int C) { return C / gcd_int(C, VL) * VL; }
 
-/* The double sums run over blocks of rows: each vector column of a block is summed in registers, then
- * added to the lane's sum in memory. A block (GN_BLOCK_FLOATS floats of each input) stays in L1 while its
- * columns are summed, so every cache line is read from L2 or beyond once. */
-#define GN_BLOCK_FLOATS 2048
+#define CH 8     /* channels per sum vector: 8 doubles */
+#define CHUNKS 4 /* sum vectors carried through one pass over the voxels: 8 independent add chains */
+#define GN_BLOCK_FLOATS 4096 /* floats of each input per block of voxels, so a block stays in L1 */
 
-/* The terms of one vector at offset o: dv = d, masked by y > 0 when my (the ReLU's output) is given, and
- * dv * e, or dv * dv when square; added into the accumulators sl, sh (dv) and ql, qh (the products). */
-#define PAIR_TERMS(o, sl, sh, ql, qh)                                        \
-  do {                                                                       \
-    vf d_ = vload(d + (o));                                                  \
-    if (my) d_ = masked(d_, vload(my + (o)), 1);                             \
-    vf e_ = square ? d_ : vload(e + (o));                                    \
-    vd l_ = lo_d(d_), h_ = hi_d(d_);                                         \
-    sl += l_, sh += h_, ql += l_ * lo_d(e_), qh += h_ * hi_d(e_);            \
-  } while (0)
-
-/* s[l] = sum of lane l of dv, q[l] = sum of lane l of dv * e (or dv * dv when square), over `rows` periods of
- * P floats (P % VL == 0), dv = d masked by my > 0 when my != NULL. Each vector column of a block of rows is
- * summed in registers two rows at a time, then added to s and q. */
-INLINE void pair_sums_body(double *restrict s, double *restrict q, const float *restrict d, const float *restrict my,
-                           const float *restrict e, const int square, size_t rows, int P)
+/* s[c] += dv and q[c] += dv * e (dv * dv when square) for the NCH * CH channels from c0, voxel by voxel from
+ * i0 to i1, the running sums loaded from s, q and stored back; dv = d masked by my > 0 when my != NULL. */
+INLINE void chunk_pass(double *restrict s, double *restrict q, const float *restrict d, const float *restrict my,
+                       const float *restrict e, const int square, size_t i0, size_t i1, int C, int c0, const int NCH)
 {
-  const size_t block = GN_BLOCK_FLOATS / (size_t)P > 2 ? GN_BLOCK_FLOATS / (size_t)P : 2;
-  memset(s, 0, (size_t)P * sizeof *s);
-  memset(q, 0, (size_t)P * sizeof *q);
-  for (size_t r0 = 0; r0 < rows; r0 += block) {
-    size_t r1 = r0 + block < rows ? r0 + block : rows;
-    for (int j = 0; j < P; j += VL) {
-      vd s0 = {0}, s1 = {0}, q0 = {0}, q1 = {0}, s2 = {0}, s3 = {0}, q2 = {0}, q3 = {0};
-      size_t o = r0 * (size_t)P + (size_t)j, r = r0;
-      for (; r + 2 <= r1; r += 2, o += 2 * (size_t)P) {
-        PAIR_TERMS(o, s0, s1, q0, q1);
-        PAIR_TERMS(o + (size_t)P, s2, s3, q2, q3);
+  vd as[CHUNKS], aq[CHUNKS];
+  for (int k = 0; k < NCH; k++) {
+    memcpy(&as[k], s + c0 + CH * k, sizeof(vd));
+    memcpy(&aq[k], q + c0 + CH * k, sizeof(vd));
+  }
+  for (size_t i = i0; i < i1; i++) {
+    const size_t o = i * (size_t)C + (size_t)c0;
+    for (int k = 0; k < NCH; k++) {
+      vf8 dv, ev;
+      memcpy(&dv, d + o + CH * k, sizeof dv);
+      if (my) {
+        vf8 yv;
+        memcpy(&yv, my + o + CH * k, sizeof yv);
+        dv = (vf8)((vi8)dv & (yv > 0.0f));
       }
-      if (r < r1) PAIR_TERMS(o, s0, s1, q0, q1);
-      vadd_d(s + j, s0 + s2), vadd_d(s + j + VL / 2, s1 + s3);
-      vadd_d(q + j, q0 + q2), vadd_d(q + j + VL / 2, q1 + q3);
+      if (square)
+        ev = dv;
+      else
+        memcpy(&ev, e + o + CH * k, sizeof ev);
+      vd dd = to_double(dv);
+      as[k] += dd;
+      aq[k] += dd * to_double(ev);
     }
+  }
+  for (int k = 0; k < NCH; k++) {
+    memcpy(s + c0 + CH * k, &as[k], sizeof(vd));
+    memcpy(q + c0 + CH * k, &aq[k], sizeof(vd));
+  }
+}
+
+/* s[c] = sum of dv over the n voxels, q[c] = sum of dv * e (or dv * dv), c < C, each a running sum in voxel
+ * order (the reference's). Channels past the last whole CH take a scalar loop in the same order. */
+INLINE void channel_sums_body(double *restrict s, double *restrict q, const float *restrict d,
+                              const float *restrict my, const float *restrict e, const int square, size_t n, int C)
+{
+  const int full = C / CH * CH;
+  const size_t block = GN_BLOCK_FLOATS / (size_t)C > 1 ? GN_BLOCK_FLOATS / (size_t)C : 1;
+  memset(s, 0, (size_t)C * sizeof *s);
+  memset(q, 0, (size_t)C * sizeof *q);
+  for (size_t i0 = 0; i0 < n; i0 += block) {
+    size_t i1 = i0 + block < n ? i0 + block : n;
+    for (int c0 = 0; c0 < full; c0 += CHUNKS * CH) {
+      switch ((full - c0) / CH) {
+      case 1: chunk_pass(s, q, d, my, e, square, i0, i1, C, c0, 1); break;
+      case 2: chunk_pass(s, q, d, my, e, square, i0, i1, C, c0, 2); break;
+      case 3: chunk_pass(s, q, d, my, e, square, i0, i1, C, c0, 3); break;
+      default: chunk_pass(s, q, d, my, e, square, i0, i1, C, c0, 4); break;
+      }
+    }
+    for (int c = full; c < C; c++)
+      for (size_t i = i0; i < i1; i++) {
+        size_t o = i * (size_t)C + (size_t)c;
+        double v = my && !(my[o] > 0.0f) ? 0.0 : d[o];
+        s[c] += v;
+        q[c] += v * (double)(square ? d[o] : e[o]);
+      }
   }
 }
 
@@ -123,17 +147,17 @@ INLINE void bwd_data_body(float *restrict dx, const float *restrict dy, const fl
 }
 
 #define GN_VARIANTS(sfx, attr)                                                                                   \
-  attr NOINLINE static void lane_sums_##sfx(double *s, double *q, const float *x, size_t rows, int P)             \
+  attr NOINLINE static void sums_##sfx(double *s, double *q, const float *x, size_t n, int C)                     \
   {                                                                                                              \
-    pair_sums_body(s, q, x, NULL, x, 1, rows, P);                                                                \
+    channel_sums_body(s, q, x, NULL, x, 1, n, C);                                                                \
   }                                                                                                              \
-  attr NOINLINE static void lane_bwd_sums_##sfx(double *s, double *q, const float *dy, const float *y,            \
-                                                const float *x, size_t rows, int P, int relu)                    \
+  attr NOINLINE static void bwd_sums_##sfx(double *s, double *q, const float *dy, const float *y,                 \
+                                           const float *x, size_t n, int C, int relu)                            \
   {                                                                                                              \
     if (relu)                                                                                                    \
-      pair_sums_body(s, q, dy, y, x, 0, rows, P);                                                                \
+      channel_sums_body(s, q, dy, y, x, 0, n, C);                                                                \
     else                                                                                                         \
-      pair_sums_body(s, q, dy, NULL, x, 0, rows, P);                                                             \
+      channel_sums_body(s, q, dy, NULL, x, 0, n, C);                                                             \
   }                                                                                                              \
   attr NOINLINE static void affine_##sfx(float *y, const float *x, const float *a, const float *b, size_t rows,   \
                                          int P, int relu)                                                        \
@@ -170,19 +194,12 @@ static void expand_lanes(float *lanes, const float *per_channel, int C, int P)
 void sf_groupnorm_stats(double *stats, const float *x, size_t n, int C, int G)
 {
   SF_ASSERT(G > 0 && C % G == 0);
-  const int P = period_of(C), cpg = C / G;
-  const size_t total = n * (size_t)C, rows = total / (size_t)P;
-  double *s = (double *)sf_workspace_floats(SF_GN_WS_SLOT, 4 * (size_t)P), *q = s + P;
-  GN_DISPATCH(lane_sums, s, q, x, rows, P);
-  for (size_t k = rows * (size_t)P; k < total; k++) { /* the partial last period: lane k % P */
-    double v = x[k];
-    s[k % (size_t)P] += v;
-    q[k % (size_t)P] += v * v;
-  }
-  for (int l = 0; l < P; l++) {
-    int g = l % C / cpg;
-    stats[2 * g] += s[l];
-    stats[2 * g + 1] += q[l];
+  const int cpg = C / G;
+  double *sum = (double *)sf_workspace_floats(SF_GN_WS_SLOT, 4 * (size_t)C), *sq = sum + C;
+  GN_DISPATCH(sums, sum, sq, x, n, C);
+  for (int c = 0; c < C; c++) { /* the reference's order */
+    stats[2 * (c / cpg)] += sum[c];
+    stats[2 * (c / cpg) + 1] += sq[c];
   }
 }
 
@@ -209,21 +226,8 @@ void sf_groupnorm_backward_stats(double *gsums, double *dgb, const float *dy, co
                                  float eps, int relu)
 {
   SF_ASSERT(G > 0 && C % G == 0);
-  const int P = period_of(C);
-  const size_t total = n * (size_t)C, rows = total / (size_t)P;
-  double *s = (double *)sf_workspace_floats(SF_GN_WS_SLOT, 4 * (size_t)P + 4 * (size_t)C), *q = s + P;
-  double *sdy = q + P, *sdyx = sdy + C;
-  GN_DISPATCH(lane_bwd_sums, s, q, dy, y, x, rows, P, relu);
-  for (size_t k = rows * (size_t)P; k < total; k++) {
-    double d = relu && !(y[k] > 0.0f) ? 0.0 : dy[k];
-    s[k % (size_t)P] += d;
-    q[k % (size_t)P] += d * (double)x[k];
-  }
-  memset(sdy, 0, 2 * (size_t)C * sizeof(double));
-  for (int l = 0; l < P; l++) {
-    sdy[l % C] += s[l];
-    sdyx[l % C] += q[l];
-  }
+  double *sdy = (double *)sf_workspace_floats(SF_GN_WS_SLOT, 4 * (size_t)C), *sdyx = sdy + C;
+  GN_DISPATCH(bwd_sums, sdy, sdyx, dy, y, x, n, C, relu);
   sf_gn_backward_stats_finish(gsums, dgb, sdy, sdyx, stats, gamma, ntotal, C, G, eps);
 }
 
