@@ -67,6 +67,7 @@ typedef struct sf_config {
   long ncpu;                        /* -1 = StarPU's choice */
   long ncuda;                       /* -1 = StarPU's choice (0 on a CPU-only StarPU) */
   long nopencl;                     /* 0 */
+  long worker_nice;                 /* -1 = auto (5, 0 under mpirun): nice increment of the CPU worker threads */
   long slabs;                       /* 0 = automatic depth-slab count per layer */
   long trace;                       /* 0; 1; SF_TRACE_FXT (trace: fxt, an FxT-enabled StarPU) */
   long bound;                       /* 0 (docs/scheduling.md) */

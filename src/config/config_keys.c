@@ -18,6 +18,7 @@ static int ge1(const void *p) { return L(p) >= 1; }
 static int gem1(const void *p) { return L(p) >= -1; }
 static int m1_or_ge1(const void *p) { return L(p) == -1 || L(p) >= 1; }
 static int eq1(const void *p) { return L(p) == 1; }
+static int nice_range(const void *p) { return L(p) >= -1 && L(p) <= 19; }
 static int ps_range(const void *p) { return L(p) >= 1 && L(p) <= 20; } /* 2^(3*20) still fits */
 static int is_true(const void *p) { return L(p) == 1; }
 static int positive(const void *p) { return D(p) > 0; }
@@ -172,6 +173,12 @@ const sf_key sf_keys[] = {
   KEY_INT(ncuda, OUR, -1, gem1, ">= -1", NULL,
           "CUDA workers; -1 = StarPU's choice (0 on a CPU-only StarPU)."),
   KEY_INT(nopencl, OUR, 0, ge0, ">= 0", NULL, "OpenCL workers."),
+  KEY_INT(worker_nice, OUR, -1, nice_range, "-1 (auto) or 0 to 19", NULL,
+          "Nice increment of the CPU worker threads over the process (StarPU's CPU workers; runtime openmp: its "
+          "worker threads; sequential has none). StarPU's idle workers spin, so with a worker per core the thread "
+          "that submits each step and waits for it waits for a time slice; lowered workers give it the core at "
+          "once. -1 = 5 in one process, 0 under mpirun (StarPU-MPI's progress thread polls on the workers' cores "
+          "and would win them); 0 = the process's priority (docs/performance.md)."),
   KEY_INT(slabs, OUR, 0, ge0, ">= 0", NULL, "Depth slabs per activation; 0 = automatic: one per worker (a power of two), at most the bottleneck edge."),
   KEY_BOOL(trace, OUR, 0, NULL, "0/1, true/false, yes/no, or fxt", NULL,
            "1 writes trace.json and per-worker statistics: training in the run directory; data generation, with "

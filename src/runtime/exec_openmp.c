@@ -10,11 +10,13 @@
  * counts finished tasks (no taskwait, which would put the submitter to work too). */
 #include <omp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
 #include "host_internal.h"
 #include "scaffold/common.h"
+#include "worker_priority.h"
 
 typedef struct item {
   struct item *next;
@@ -28,6 +30,7 @@ static item *g_head, *g_tail;
 static long g_submitted;           /* by the application thread */
 static atomic_long g_finished;     /* by the team */
 static atomic_int g_waiting;       /* the application thread waits in sf_omp_wait_all */
+static atomic_int g_started;       /* workers that have set their priority (sf_omp_start waits for all) */
 static int g_nworkers, g_running;
 
 static item *pop_wait(void)
@@ -90,7 +93,10 @@ static void *submitter(void *arg)
   int max_prio = omp_get_max_task_priority();
 #pragma omp parallel num_threads(g_nworkers + 1)
   {
-    if (omp_get_thread_num() == 0)
+    if (omp_get_thread_num() != 0) { /* a worker: lower its priority (worker_nice), then run tasks */
+      sf_worker_priority_apply(NULL);
+      atomic_fetch_add(&g_started, 1);
+    } else {
       for (;;) {
         item *it = pop_wait();
         sf_host_task *t = it->t;
@@ -98,6 +104,7 @@ static void *submitter(void *arg)
         if (!t) break;
         spawn(t, max_prio);
       }
+    }
   } /* the workers run the tasks at this barrier */
   return NULL;
 }
@@ -108,8 +115,10 @@ void sf_omp_start(int nworkers)
   g_nworkers = nworkers;
   g_submitted = 0;
   atomic_store(&g_finished, 0);
+  atomic_store(&g_started, 0);
   omp_set_dynamic(0);
   if (pthread_create(&g_thread, NULL, submitter, NULL) != 0) sf_die(SF_EXIT_FAILURE, "cannot start the OpenMP team");
+  while (atomic_load(&g_started) < nworkers) sched_yield(); /* so that the run header reports every worker */
   g_running = 1;
 }
 

@@ -21,6 +21,7 @@
 #include "scaffold/opencl_devices.h"
 #include "scaffold/perfmodels.h"
 #include "scaffold/runtime_cuda.h"
+#include "worker_priority.h"
 
 static int g_initialized = 0;
 static char g_sched[64] = "";
@@ -129,6 +130,8 @@ static int host_init(const sf_config *c)
   char err[512];
   if (sf_runtime_check_config(c, &key, err, sizeof err) != 0) sf_die(SF_EXIT_USAGE, "%s: %s", key, err);
   openblas_set_num_threads(1);
+  /* openmp: one process, so auto is the single-process value; sequential has no worker threads */
+  sf_worker_priority_prepare(g_kind == SF_RT_OPENMP ? c->worker_nice : 0, 0);
   if (g_kind == SF_RT_SEQUENTIAL) {
     g_host_workers = 1;
   } else {
@@ -239,6 +242,10 @@ int sf_runtime_init(const sf_config *c)
   g_initialized = 1;
 #ifdef STARPU_SIMGRID
   sf_set_clock(simulated_clock_s); /* scaffold-sim: step times are simulated time */
+  sf_worker_priority_prepare(0, 0); /* simulated workers: no thread priority to lower */
+#else
+  sf_worker_priority_prepare(c->worker_nice, sf_dist_active());
+  starpu_execute_on_each_worker(sf_worker_priority_apply, NULL, STARPU_CPU); /* CPU workers only */
 #endif
   sf_runtime_cuda_start(c); /* CUDA precision / engine, cuBLAS handles (no-op without CUDA workers) */
   if (want_ocl > 0 && starpu_opencl_worker_get_count() == 0)
@@ -308,8 +315,10 @@ const char *sf_runtime_scheduler(void) { return g_sched; }
 char *sf_runtime_describe(char *buf, size_t len)
 {
   if (g_initialized && g_kind == SF_RT_OPENMP) {
-    snprintf(buf, len, "OpenMP tasks (GCC libgomp, OpenMP %d), %d worker threads, task priorities up to %d", _OPENMP,
-             g_host_workers, omp_get_max_task_priority());
+    char prio[160];
+    snprintf(buf, len,
+             "OpenMP tasks (GCC libgomp, OpenMP %d), %d worker threads, task priorities up to %d; worker threads %s",
+             _OPENMP, g_host_workers, omp_get_max_task_priority(), sf_worker_priority_describe(prio, sizeof prio));
     return buf;
   }
   if (g_initialized && g_kind == SF_RT_SEQUENTIAL) {
@@ -322,9 +331,11 @@ char *sf_runtime_describe(char *buf, size_t len)
     snprintf(buf, len, "StarPU %d.%d.%d (not started)", ma, mi, re);
     return buf;
   }
-  snprintf(buf, len, "StarPU %d.%d.%d, scheduler %s, %u workers (%u CPU, %u CUDA, %u OpenCL)", ma, mi, re, g_sched,
-           starpu_worker_get_count(), starpu_cpu_worker_get_count(), starpu_cuda_worker_get_count(),
-           starpu_opencl_worker_get_count());
+  char prio[160];
+  snprintf(buf, len, "StarPU %d.%d.%d, scheduler %s, %u workers (%u CPU, %u CUDA, %u OpenCL); CPU worker threads %s",
+           ma, mi, re, g_sched, starpu_worker_get_count(), starpu_cpu_worker_get_count(),
+           starpu_cuda_worker_get_count(), starpu_opencl_worker_get_count(),
+           sf_worker_priority_describe(prio, sizeof prio));
   if (sf_perfmodels_sched_uses_models(g_sched)) { /* which history the dm* placement starts from */
     char pm[PATH_MAX + 128];
     size_t n = strlen(buf);

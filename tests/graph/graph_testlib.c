@@ -72,6 +72,9 @@ void gt_sample(const gt_problem *p, int i, float *x, uint16_t *lab)
 
 static sf_config g_cfg;
 static int g_cfg_live;
+static int g_worker_nice = -1; /* -1: the config's default */
+
+void gt_runtime_set_worker_nice(int nice) { g_worker_nice = nice; }
 
 void gt_runtime_start(const char *scheduler, int ncpu)
 {
@@ -114,6 +117,7 @@ void gt_runtime_start_on(const char *runtime, const char *scheduler, int ncpu)
     g_cfg.scheduler = sf_strdup(scheduler);
   }
   g_cfg.ncpu = ncpu;
+  if (g_worker_nice >= 0) g_cfg.worker_nice = g_worker_nice;
   sf_runtime_init(&g_cfg);
 }
 

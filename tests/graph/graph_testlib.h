@@ -47,6 +47,8 @@ void gt_sample(const gt_problem *p, int i, float *x, uint16_t *lab);
 void gt_runtime_start(const char *scheduler, int ncpu);
 /* The same on the named runtime ("starpu", "openmp", "sequential"; NULL = SF_TEST_RUNTIME's). */
 void gt_runtime_start_on(const char *runtime, const char *scheduler, int ncpu);
+/* The worker_nice of the runtimes started after it (config key worker_nice); -1 = the config default. */
+void gt_runtime_set_worker_nice(int nice);
 void gt_runtime_stop(void);
 /* Remove the temporary STARPU_HOME (call at the end of main). */
 void gt_cleanup(void);

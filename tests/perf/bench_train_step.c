@@ -13,10 +13,11 @@
  * the summed kernel (task run) seconds per timed step (scaffold/host_exec.h), for scripts/bench-runtimes.
  *   bench_train_step [--ps 5] [--base 8] [--ncpu 2] [--sched lws] [--slabs 0]
  *                    [--warmup 2] [--steps 5] [--determinism 0] [--trace DIR] [--export-graph DIR]
- *                    [--bound DIR] [--bound-lp-timeout 120] [--runtime starpu] [--amp 0]
+ *                    [--bound DIR] [--bound-lp-timeout 120] [--runtime starpu] [--amp 0] [--worker-nice N]
  * --amp 1 sets torch_amp: 1 (bf16 3x3x3 convolutions on the CPU's bf16 engine, scaffold/cpu_isa.h; refused
  * without one); the default 0 keeps the step fp32 whatever the CPU, so figures compare across machines.
- * The JSON's "precision" says which ("fp32", or "bf16 <engine>"). */
+ * The JSON's "precision" says which ("fp32", or "bf16 <engine>"). --worker-nice N sets config worker_nice
+ * (default: the config's), the nice increment of the worker threads; "runtime" in the JSON reports it. */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +95,7 @@ int main(int argc, char **argv)
     else if (!strcmp(k, "--export-graph") && v) graph_dir = v;
     else if (!strcmp(k, "--bound") && v) bound_dir = v;
     else if (!strcmp(k, "--bound-lp-timeout")) lp_timeout = int_arg(k, v, 1, 86400);
+    else if (!strcmp(k, "--worker-nice")) gt_runtime_set_worker_nice(int_arg(k, v, 0, 19));
     else sf_die(SF_EXIT_USAGE, "bench_train_step: unknown or incomplete argument '%s' (see the header comment)", k);
     i++;
   }
