@@ -245,7 +245,8 @@ int sf_runtime_init(const sf_config *c)
   sf_worker_priority_prepare(0, 0); /* simulated workers: no thread priority to lower */
 #else
   sf_worker_priority_prepare(c->worker_nice, sf_dist_active());
-  starpu_execute_on_each_worker(sf_worker_priority_apply, NULL, STARPU_CPU); /* CPU workers only */
+  if (sf_worker_nice_resolve(c->worker_nice, sf_dist_active()) > 0) /* one task on each CPU worker */
+    starpu_execute_on_each_worker(sf_worker_priority_apply, NULL, STARPU_CPU);
 #endif
   sf_runtime_cuda_start(c); /* CUDA precision / engine, cuBLAS handles (no-op without CUDA workers) */
   if (want_ocl > 0 && starpu_opencl_worker_get_count() == 0)

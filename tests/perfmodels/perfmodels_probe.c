@@ -66,9 +66,11 @@ static int probe_file(const char *path)
     struct starpu_task *t = starpu_task_create();
     t->cl = &probe_cl;
     t->handles[0] = h;
+    /* the expected length first: it loads the model (its per-arch state), which the footprint reads once
+     * a worker has run a task (the runtime's start-up tasks register the workers' arch combination) */
+    double exp = starpu_task_expected_length(t, arch, 0);
     uint32_t fp = starpu_task_footprint(&probe_model, t, arch, 0);
     if (fp == hash) {
-      double exp = starpu_task_expected_length(t, arch, 0);
       printf("EXPECTED footprint=%08x nx=%u expected_us=%.6g mean_us=%.6g\n", hash, nx, exp, mean);
       printed++;
     }
