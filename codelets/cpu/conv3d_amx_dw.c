@@ -14,7 +14,8 @@
  *  - W even, H*W a multiple of 32 (16^2, 8^2 planes): the compact grid (conv3d_amx_internal.h) in three copies,
  *    copy kw holding the input shifted by kw - 1 along w, so a tap is an offset of whole rows in copy kw;
  *  - otherwise the padded grid in blocks of 32 padded voxels, dy zero at padding voxels.
- * No product is spent on padding voxels but in the last case. Block: 4 C tiles, taps x 16-channel blocks of
+ * No product is spent on padding voxels but in the last case. Up to 4 input channels, the input is an im2col of all
+ * the taps instead (weights_im2col below). Block: 4 C tiles, taps x 16-channel blocks of
  * outputs x of inputs (4 taps of a 16 x 16 layer, 1 tap of 32 x 32), over a group of SF_AMX_DW_GROUP voxels,
  * summed from zero and then added to dw (a long reduction sums group partials); groups outermost, so a group's
  * inputs under all 27 taps stay in L2. */
@@ -286,10 +287,105 @@ static const sf_bf16 *tap_rows(const sf_bf16 *xv, const dw_plan *p, int t, int H
   return xv + (copy * p->pairs + u / 2) * 2 * Cp;
 }
 
+/* Few input channels (the input layer's 3), W even and whole blocks of 32 voxels: one GEMM over all the call's
+ * taps at once, its B an im2col of the input in VNNI pairs. Row m of xi interleaves interior voxels 2m and 2m+1
+ * (one row of the slab never splits a pair), column (t - t0)*Cin + c holds their input at tap t, channel c;
+ * columns up to ncolp (a multiple of 16) are zero. C (16 outputs x 16 columns) then lands on dw[t][c][co] as the
+ * gradient of a 1x1x1 convolution of (t1 - t0)*Cin input channels would: 27*3 = 81 columns take 6 tile products
+ * per block of 32 voxels and 16 outputs, where 27 taps of 3 channels padded to 16 took 27. */
+#define SF_AMX_DW_IM2COL_MAX_CIN 4
+
+static int im2col_fits(int nd, int H, int W, int Cin)
+{
+  return Cin <= SF_AMX_DW_IM2COL_MAX_CIN && W % 2 == 0 && (size_t)nd * H * W % 32 == 0;
+}
+
+/* Per row (kd, kh) of taps with taps kw = a..b-1 in [t0, t1): where a voxel's inputs at those taps start in xb
+ * (its padded index + off, times Cin), where they go in an xi row, and the masks that move a pair's */
+typedef struct {
+  ptrdiff_t off;
+  int col;
+  __mmask16 load;  /* Cin + (b-a)*Cin bf16: both voxels' spans */
+  __mmask32 store; /* 2*(b-a)*Cin bf16 */
+} im2col_taps;
+
+static int plan_im2col(im2col_taps *g, int t0, int t1, int H, int W, int Cin)
+{
+  int n = 0;
+  for (int r = t0 / 3; 3 * r < t1; r++, n++) { /* taps (kd, kh) = (r / 3, r % 3) */
+    int a = 3 * r > t0 ? 3 * r : t0, b = 3 * r + 3 < t1 ? 3 * r + 3 : t1, len = (b - a) * Cin;
+    g[n].off = sf_bf16_tap_off(a, H, W);
+    g[n].col = (a - t0) * Cin;
+    g[n].load = (__mmask16)((1u << (Cin + len)) - 1);
+    g[n].store = (__mmask32)((1ull << (2 * len)) - 1);
+  }
+  return n;
+}
+
+/* xi rows for the interior voxels [v0, v1) (v0 even) from xb, the zero-padded slab of Cin bf16 channels
+ * (conv3d_bf16_internal.h): per pair and row of taps, both voxels' inputs are one span of xb, interleaved by one
+ * permutation */
+SF_AMX_TARGET static void pack_im2col_pairs(sf_bf16 *xi, const sf_bf16 *xb, const im2col_taps *g, int ng, size_t v0,
+                                            size_t v1, int H, int W, int Cin, int ncol, int ncolp)
+{
+  uint16_t lanes[32] = {0};
+  for (int j = 0; j < 16; j++) lanes[2 * j] = (uint16_t)j, lanes[2 * j + 1] = (uint16_t)(Cin + j);
+  const __m512i inter = _mm512_loadu_si512(lanes);
+  const __mmask32 tail = (__mmask32)(((1ull << (2 * (ncolp - ncol))) - 1) << (2 * (ncol % 16)));
+  sf_bf16 *row = xi;
+  for (size_t v = v0; v < v1; v += 2, row += 2 * (size_t)ncolp) {
+    size_t hw = (size_t)H * W;
+    const sf_bf16 *at = xb + sf_bf16_pidx((int)(v / hw), (int)(v % hw / W), (int)(v % W), H, W) * Cin;
+    for (int i = 0; i < ng; i++) {
+      __m256i span = _mm256_maskz_loadu_epi16(g[i].load, at + g[i].off * Cin);
+      _mm512_mask_storeu_epi16(row + 2 * g[i].col, g[i].store,
+                               _mm512_permutexvar_epi16(inter, _mm512_castsi256_si512(span)));
+    }
+    if (ncolp > ncol) /* the zero columns, within the last 16: 32 bf16 of the row */
+      _mm512_mask_storeu_epi16(row + 2 * (ncol / 16 * 16), tail, _mm512_setzero_si512());
+  }
+}
+
+/* im2col of a group of SF_AMX_DW_GROUP voxels at a time, so it stays in L2 for the products that read it */
+SF_AMX_TARGET static void weights_im2col(float *dw, int t0, int t1, const float *x_lo, const float *x,
+                                         const float *x_hi, const float *dy, int nd, int H, int W, int Cin, int Cout)
+{
+  const int ncol = (t1 - t0) * Cin, ncolp = (ncol + 15) / 16 * 16, NB = (Cout + 15) / 16, Coutp = NB * 16;
+  const size_t nvox = (size_t)nd * H * W, nblk = nvox / 32, group = SF_AMX_DW_GROUP / 32;
+  sf_bf16 *xb = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_X, sf_bf16_pad_voxels(nd, H, W) * Cin / 2 + 1);
+  sf_bf16 *xi = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_AUX, group * 16 * (size_t)ncolp);
+  sf_bf16 *dyT = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_PACK, nblk * Coutp * 16);
+  float *buf = sf_workspace_floats(SF_BF16_SLOT_LIST, 4 * 256 + 2 * nblk);
+  size_t *prow = (size_t *)(buf + 4 * 256);
+  for (size_t k = 0; k < nblk; k++) prow[k] = 16 * (k % group); /* rows of the group's xi */
+  im2col_taps g[9];
+  const int ng = plan_im2col(g, t0, t1, H, W, Cin);
+  sf_bf16_pad_slab(xb, x_lo, x, x_hi, nd, H, W, Cin, Cin);
+  pack_dy_transposed(dyT, dy, 1, 0, nblk, nd, H, W, Cout, Coutp);
+  sf_amx_config cfg;
+  sf_amx_config_set(&cfg, 16, 64, 16);
+  const dw_operands o = {.dyT = dyT, .prow = prow, .Cp = ncolp, .Coutp = Coutp, .Cin = ncol, .Cout = Cout};
+  const sf_bf16 *tb[1] = {xi};
+  for (size_t k = 0; k < nblk; k += group) {
+    size_t k1 = k + group < nblk ? k + group : nblk;
+    pack_im2col_pairs(xi, xb, g, ng, 32 * k, 32 * k1, H, W, Cin, ncol, ncolp);
+    _tile_loadconfig(&cfg);
+    for (int c0 = 0; c0 < ncol; c0 += 32)
+      for (int n0 = 0; n0 < NB; n0 += 2)
+        dw_block(dw, buf, &o, tb, 1, k, k1, c0, c0 + 16 < ncol ? 2 : 1, n0, n0 + 1 < NB ? 2 : 1);
+  }
+  _tile_release();
+}
+
 SF_AMX_TARGET void sf_conv3d_weights_amx(float *dw, int t0, int t1, const float *x_lo, const float *x,
                                          const float *x_hi, const float *dy, int nd, int H, int W, int Cin, int Cout)
 {
   SF_ASSERT(sf_amx_supported() && 0 <= t0 && t0 <= t1 && t1 <= 27);
+  if (t0 == t1) return;
+  if (im2col_fits(nd, H, W, Cin)) {
+    weights_im2col(dw, t0, t1, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout);
+    return;
+  }
   const int Cp = (Cin + 15) / 16 * 16, NB = (Cout + 15) / 16, Coutp = NB * 16;
   const dw_plan p = plan_layout(nd, H, W);
   const int copies = p.layout == DW_COMPACT ? 3 : 2;

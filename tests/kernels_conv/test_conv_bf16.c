@@ -10,7 +10,7 @@
  *  - the rounding itself is round-to-nearest-even, checked against a scalar definition on ties.
  * Shapes: odd and even channel counts (pairs), a partial last output vector, one or two vectors, rows split
  * into uneven register blocks, odd rows (dW's last voxel pairs with zero), AMX's K chunks and partial C
- * tiles, AMX's runs of interior voxels and compact slabs, every halo case.
+ * tiles, AMX's runs of interior voxels and compact slabs, AMX's im2col dW of few inputs, every halo case.
  * Skipped (exit 77) on a CPU without AVX512_BF16; an engine the CPU lacks is skipped with a message. */
 #include <math.h>
 #include <stdio.h>
@@ -153,4 +153,7 @@ static void check_all(void)
   check_conv(3, 2, 8, 32, 16, 0, 1, 490);  /* AMX forward compact, whole K chunks (weights packed fast) */
   check_conv(2, 2, 32, 8, 24, 1, 1, 500);  /* AMX rows of 32 with 8 inputs (base 8), 24 = 16 + 8 outputs */
   check_conv(2, 3, 9, 7, 16, 1, 0, 510);   /* AMX padded grid, 7 inputs (an odd pair member) */
+  check_conv(3, 2, 16, 1, 24, 1, 1, 520);  /* AMX dW im2col: 1 input (27 columns), 24 = 16 + 8 outputs */
+  check_conv(2, 4, 8, 4, 40, 0, 1, 530);   /* AMX dW im2col: 4 inputs (108 columns), 40 = 32 + 8 outputs */
+  check_conv(1, 2, 32, 2, 16, 1, 0, 540);  /* AMX dW im2col: 2 inputs (54 columns), a lone block group */
 }
