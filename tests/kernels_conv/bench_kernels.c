@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "benchutil.h"
 #include "scaffold/common.h"
 #include "scaffold/cpu_isa.h"
 #include "scaffold/ops.h"
@@ -88,39 +89,18 @@ static float *rnd(size_t n, uint64_t stream)
   return p;
 }
 
-/* This thread's CPU time: the kernels and sgemm run on the calling thread (1 OpenBLAS thread), so
- * time spent descheduled on a machine shared with other jobs does not count against them. */
-static double cpu_now(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *t, int n)
-{
-  qsort(t, n, sizeof(double), cmp_double);
-  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
-
 static double sgemm_gflops(int n, int reps)
 {
   float *a = rnd((size_t)n * n, 1), *b = rnd((size_t)n * n, 2), *c = rnd((size_t)n * n, 3);
   double t[32];
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
   for (int r = 0; r < reps; r++) {
-    double t0 = cpu_now();
+    double t0 = bench_thread_seconds();
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-    t[r] = cpu_now() - t0;
+    t[r] = bench_thread_seconds() - t0;
   }
   free(a), free(b), free(c);
-  return 2.0 * n * n * (double)n / median(t, reps) * 1e-9;
+  return 2.0 * n * n * (double)n / bench_median(t, reps) * 1e-9;
 }
 
 /* The tensors of one shape, all directions */
@@ -186,9 +166,9 @@ static void run_once(const shape *s, bufs *b, int dir, int direct)
 /* Seconds per call of `calls` back-to-back calls */
 static double time_calls(const shape *s, bufs *b, int dir, int direct, int calls)
 {
-  double t0 = cpu_now();
+  double t0 = bench_thread_seconds();
   for (int c = 0; c < calls; c++) run_once(s, b, dir, direct);
-  return (cpu_now() - t0) / calls;
+  return (bench_thread_seconds() - t0) / calls;
 }
 
 static double shape_flop(const shape *s)
@@ -273,7 +253,7 @@ static void measure_shape(const shape *s, int reps, sf_cpu_isa active, double gf
                     ? 0
                     : time_calls(s, &b, dir, use_variant(s, v, active), calls[v]);
     for (int v = 0; v < MAXV; v++) {
-      double tm = v < nvar ? median(t[v], reps) : 0;
+      double tm = v < nvar ? bench_median(t[v], reps) : 0;
       gf[dir][v] = tm > 0 ? shape_flop(s) / tm * 1e-9 : 0;
     }
   }
@@ -335,7 +315,7 @@ int main(int argc, char **argv)
   }
   double lo = samples[0], hi = samples[0];
   for (int i = 1; i < ns; i++) lo = lo < samples[i] ? lo : samples[i], hi = hi > samples[i] ? hi : samples[i];
-  double ref = median(samples, ns);
+  double ref = bench_median(samples, ns);
 
   const char *ct = getenv("OPENBLAS_CORETYPE");
   printf("OpenBLAS core %s (OPENBLAS_CORETYPE=%s), 1 thread, median of %d, thread CPU time\n", openblas_get_corename(),
