@@ -174,5 +174,8 @@ int main(int argc, char **argv)
     at += snprintf(json + at, sizeof json - (size_t)at, ", \"conv%d_gflops\": [%.1f, %.1f, %.1f]", s, g[0], g[1], g[2]);
   }
   printf("%s}\n", json);
+  for (int s = 0; s < nshapes; s++)
+    for (int b = 0; b < 7; b++) free(bufs[s][b]);
+  free(tiles);
   return figures_sane(fig, nfig);
 }
