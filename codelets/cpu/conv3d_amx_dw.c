@@ -300,8 +300,9 @@ static int im2col_fits(int nd, int H, int W, int Cin)
   return Cin <= SF_AMX_DW_IM2COL_MAX_CIN && W % 2 == 0 && (size_t)nd * H * W % 32 == 0;
 }
 
-/* Per row (kd, kh) of taps with taps kw = a..b-1 in [t0, t1): where a voxel's inputs at those taps start in xb
- * (its padded index + off, times Cin), where they go in an xi row, and the masks that move a pair's */
+/* Per row (kd, kh) of taps, its taps kw = a..b-1 in [t0, t1): where a voxel's inputs at those taps start in xb
+ * (its padded index + off, times Cin), where they go in an xi row (column col), and the masks that move both
+ * voxels' inputs of a pair */
 typedef struct {
   ptrdiff_t off;
   int col;
@@ -364,12 +365,12 @@ SF_AMX_TARGET static void weights_im2col(float *dw, int t0, int t1, const float 
   pack_dy_transposed(dyT, dy, 1, 0, nblk, nd, H, W, Cout, Coutp);
   sf_amx_config cfg;
   sf_amx_config_set(&cfg, 16, 64, 16);
+  _tile_loadconfig(&cfg);
   const dw_operands o = {.dyT = dyT, .prow = prow, .Cp = ncolp, .Coutp = Coutp, .Cin = ncol, .Cout = Cout};
   const sf_bf16 *tb[1] = {xi};
   for (size_t k = 0; k < nblk; k += group) {
     size_t k1 = k + group < nblk ? k + group : nblk;
     pack_im2col_pairs(xi, xb, g, ng, 32 * k, 32 * k1, H, W, Cin, ncol, ncolp);
-    _tile_loadconfig(&cfg);
     for (int c0 = 0; c0 < ncol; c0 += 32)
       for (int n0 = 0; n0 < NB; n0 += 2)
         dw_block(dw, buf, &o, tb, 1, k, k1, c0, c0 + 16 < ncol ? 2 : 1, n0, n0 + 1 < NB ? 2 : 1);
