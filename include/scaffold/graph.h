@@ -135,12 +135,17 @@ double sf_graph_step_flops(const sf_graph *g);
 int sf_graph_nslabs(const sf_graph *g);
 /* The automatic slab count: 0 < result <= min(coarse_edge, SF_MAX_SLABS). With deterministic != 0
  * it depends on coarse_edge only (4); otherwise the smallest power of two >= the worker count (1
- * with one worker), so slabs are even (the bottleneck edge is a power of two). One slab per worker
- * since the direct convolution kernels: on 2 workers, alternating runs, 2 slabs were as fast or
- * faster than 4 at every shape (ps 4 b8 3.42 vs 3.55 ms, ps 5 b8 25.9 vs 27.5 ms, ps 5 b16 55.4 vs
- * 57.1 ms, ps 5 b64 0.688 vs 0.708 s) and than 8 at ps 6 b64 (6.80/6.83 vs 6.91/7.16 s): fewer,
- * longer tasks cost less scheduling than the finer balance at each GroupNorm barrier gains. */
-int sf_graph_auto_slabs(int coarse_edge, int nworkers, int deterministic);
+ * with one worker), so slabs are even (the bottleneck edge is a power of two), doubled once with
+ * several workers when each doubled slab still holds >= SF_OVERDECOMPOSE_MIN_FLOATS of the top
+ * level's activation (top_floats: one sample's edge^3 x base channels; the samples of a batch run
+ * one after another, so they add no parallelism). Two tasks per worker and op let a faster worker
+ * take over a slower one's share: on AMX hosts whose two vCPUs ran 330 vs 850 GFLOP/s side by side,
+ * ps 5 b64 gained 10 % (docs/performance.md, session 19); below the floor the extra halos and tasks
+ * cost more than the balance gains (ps 4 b8: 2.77 ms with 2 slabs, 3.68 with 4). */
+#define SF_OVERDECOMPOSE_MIN_FLOATS (1L << 18)
+int sf_graph_auto_slabs(int coarse_edge, int nworkers, int deterministic, long top_floats);
+/* The same for the U-Net u under config c (its more_determinism). */
+int sf_graph_auto_slabs_for(const sf_unet *u, const sf_config *c, int nworkers);
 /* One line: slabs, tasks per step, allocated bytes, reduction scheme. */
 void sf_graph_describe(const sf_graph *g, char *buf, size_t len);
 

@@ -179,7 +179,9 @@ const sf_key sf_keys[] = {
           "that submits each step and waits for it waits for a time slice; lowered workers give it the core at "
           "once. -1 = 5 in one process, 0 under mpirun (StarPU-MPI's progress thread polls on the workers' cores "
           "and would win them); 0 = the process's priority (docs/performance.md)."),
-  KEY_INT(slabs, OUR, 0, ge0, ">= 0", NULL, "Depth slabs per activation; 0 = automatic: one per worker (a power of two), at most the bottleneck edge."),
+  KEY_INT(slabs, OUR, 0, ge0, ">= 0", NULL,
+          "Depth slabs per activation; 0 = automatic: one per worker (a power of two), two per worker when each "
+          "slab keeps >= 2^18 top-level floats, at most the bottleneck edge."),
   KEY_BOOL(trace, OUR, 0, NULL, "0/1, true/false, yes/no, or fxt", NULL,
            "1 writes trace.json and per-worker statistics: training in the run directory; data generation, with "
            "the utilisation of each phase, in datagen_trace/ of the run directory (benchmark) or of the fractal "

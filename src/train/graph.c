@@ -13,16 +13,25 @@
 #include "scaffold/ops.h"
 #include "scaffold/runtime.h"
 
-int sf_graph_auto_slabs(int coarse_edge, int nworkers, int deterministic)
+int sf_graph_auto_slabs(int coarse_edge, int nworkers, int deterministic, long top_floats)
 {
   int cap = coarse_edge < SF_MAX_SLABS ? coarse_edge : SF_MAX_SLABS;
   int s = 1;
   if (deterministic)
     s = 4; /* independent of the worker count, so the results are too */
-  else
+  else {
     while (s < nworkers) s *= 2; /* a power of two divides the 2^b edge evenly */
+    if (nworkers > 1 && top_floats / (2L * s) >= SF_OVERDECOMPOSE_MIN_FLOATS)
+      s *= 2; /* two tasks per worker and op, so a faster worker can take over a slower one's share */
+  }
   if (s > cap) s = cap;
   return s < 1 ? 1 : s;
+}
+
+int sf_graph_auto_slabs_for(const sf_unet *u, const sf_config *c, int nworkers)
+{
+  const long e = u->edge[0];
+  return sf_graph_auto_slabs(u->edge[u->levels], nworkers, c->more_determinism != 0, e * e * e * u->base_channels);
 }
 
 static int fail(char *err, size_t errlen, const char *msg)
@@ -603,7 +612,7 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
   if (S == 0 && (blocked || TD > cap)) {
     S = TD; /* H/W blocks already give the workers several tasks per op; a grid finer than the bottleneck */
   } else if (S == 0) {
-    S = sf_graph_auto_slabs(coarse, sf_runtime_nworkers(), c->more_determinism != 0);
+    S = sf_graph_auto_slabs_for(u, c, sf_runtime_nworkers());
     int agreed[1] = {S}; /* ranks may have different worker counts; the slab plan must be one */
     sf_dist_allreduce_max(agreed, 1);
     S = agreed[0];

@@ -20,7 +20,7 @@ static int plan_slabs(const sf_unet *u, const sf_config *c, const sf_memplan_lay
   int S = (int)c->slabs;
   if (S > 0) return S;
   if (l->shards_h * l->shards_w > 1 || T > cap) return T; /* H/W blocks, or merging: one slab per shard */
-  S = sf_graph_auto_slabs(coarse, l->workers, c->more_determinism != 0);
+  S = sf_graph_auto_slabs_for(u, c, l->workers);
   if (T > 1) {
     S = (S + T - 1) / T * T;
     if (S > cap) S = cap / T * T;

@@ -30,15 +30,33 @@ static void check_bounds(void)
     }
   }
   SF_CHECK(bad == 0, "%d slab-boundary violations", bad);
-  SF_CHECK(sf_graph_auto_slabs(8, 1, 0) == 1, "auto slabs with 1 worker: %d", sf_graph_auto_slabs(8, 1, 0));
-  SF_CHECK(sf_graph_auto_slabs(8, 2, 0) == 2, "auto slabs with 2 workers: %d", sf_graph_auto_slabs(8, 2, 0));
-  SF_CHECK(sf_graph_auto_slabs(8, 3, 0) == 4, "auto slabs with 3 workers: %d", sf_graph_auto_slabs(8, 3, 0));
-  SF_CHECK(sf_graph_auto_slabs(8, 16, 0) == 8, "auto slabs capped by the edge: %d", sf_graph_auto_slabs(8, 16, 0));
-  SF_CHECK(sf_graph_auto_slabs(2, 4, 0) == 2, "auto slabs capped by the edge: %d", sf_graph_auto_slabs(2, 4, 0));
-  SF_CHECK(sf_graph_auto_slabs(8, 1, 1) == sf_graph_auto_slabs(8, 4, 1), "deterministic auto slabs depend on workers");
-  SF_CHECK(sf_graph_auto_slabs(8, 2, 1) == 4, "deterministic auto slabs: %d", sf_graph_auto_slabs(8, 2, 1));
-  SF_CHECK(sf_graph_auto_slabs(128, 100, 0) == SF_MAX_SLABS, "auto slabs capped by SF_MAX_SLABS (%d): %d",
-           SF_MAX_SLABS, sf_graph_auto_slabs(128, 100, 0));
+  const long small = 32L * 32 * 32 * 8, big = 32L * 32 * 32 * 64; /* top levels: ps 5 b8, ps 5 b64 */
+  static const struct {
+    int coarse, workers, det;
+    long top;
+    int want;
+    const char *what;
+  } cases[] = {
+      {8, 1, 0, big, 1, "1 worker: no doubling"},
+      {8, 2, 0, small, 2, "2 workers, small slabs"},
+      {8, 3, 0, small, 4, "3 workers, small slabs"},
+      {8, 2, 0, big, 4, "2 workers, big slabs: doubled"},
+      {8, 3, 0, big, 8, "3 workers, big slabs: doubled"},
+      {8, 2, 0, 4 * SF_OVERDECOMPOSE_MIN_FLOATS, 4, "doubled at the size floor"},
+      {8, 2, 0, 4 * SF_OVERDECOMPOSE_MIN_FLOATS - 1, 2, "one float under the floor"},
+      {8, 4, 0, big, 8, "4 workers, big slabs: doubled"},
+      {16, 8, 0, big, 8, "8 workers: 16 slabs would fall under the floor"},
+      {8, 16, 0, big, 8, "capped by the edge"},
+      {2, 4, 0, big, 2, "capped by the edge"},
+      {8, 2, 1, big, 4, "deterministic"},
+      {8, 2, 1, small, 4, "deterministic, small"},
+      {128, 100, 0, big, SF_MAX_SLABS, "capped by SF_MAX_SLABS"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int got = sf_graph_auto_slabs(cases[i].coarse, cases[i].workers, cases[i].det, cases[i].top);
+    SF_CHECK(got == cases[i].want, "auto slabs (%s: edge %d, %d workers, top %ld floats): %d, expected %d",
+             cases[i].what, cases[i].coarse, cases[i].workers, cases[i].top, got, cases[i].want);
+  }
   printf("ok   slab boundaries and automatic slab counts\n");
 }
 
