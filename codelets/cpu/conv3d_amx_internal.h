@@ -35,6 +35,19 @@ static inline void sf_amx_config_set(sf_amx_config *c, int a_rows, int a_colsb, 
   for (int i = 6; i < 8; i++) c->colsb[i] = 64, c->rows[i] = (uint8_t)b_rows;
 }
 
+/* Full tiles configured (A 16 x 64 B, B 16 rows) and the 4 C tiles zeroed: where the tile benchmarks
+ * (tests/kernels_conv/bench_amx_tiles.c, tests/perf/probe_cpus.c) start their loops */
+SF_AMX_TARGET static inline void sf_amx_start_full_tiles(void)
+{
+  sf_amx_config cfg;
+  sf_amx_config_set(&cfg, 16, 64, 16);
+  _tile_loadconfig(&cfg);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+}
+
 /* The compact grid of a slab (forward and dX: conv3d_amx.c, dW: conv3d_amx_dw.c, for planes whose rows are too
  * short for runs of interior voxels on the padded grid): planes -1..nd of H+2 rows (a zero row above and below)
  * of W voxels, no padding column, so the interior rows of a plane are consecutive. Interior voxel v = (d, h, w)

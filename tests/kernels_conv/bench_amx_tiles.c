@@ -37,13 +37,7 @@ static const char *const loop_keys[NLOOPS] = {"products", "block_l1", "block_l2"
  * steps of 4 KiB, wrapping at span */
 SF_AMX_TARGET static void tile_loop(enum loop l, char *buf, size_t span, long iters)
 {
-  sf_amx_config cfg;
-  sf_amx_config_set(&cfg, 16, 64, 16);
-  _tile_loadconfig(&cfg);
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
+  sf_amx_start_full_tiles();
   _tile_loadd(4, buf, 64);
   _tile_loadd(5, buf, 64);
   _tile_loadd(6, buf, 64);
