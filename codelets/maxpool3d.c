@@ -1,7 +1,7 @@
 /* StarPU glue for MaxPool 2/2 (the Down block): fine slab k (2nd,2H,2W,C) maps to coarse slab k
  * (nd,H,W,C), so no halo. The backward optionally adds the skip-connection gradient of the same
  * encoder tensor (dx = unpool(dy) + add), which is how the two gradient paths of an encoder output
- * meet. CPU = the kernels of codelets/cpu/maxpool3d.c. */
+ * meet. CPU = the vector kernels of codelets/cpu/maxpool3d_vec.c (the add in the same pass). */
 #include "codelet_common.h"
 #include "scaffold/codelet_args.h"
 #include "scaffold/opencl.h"
@@ -11,22 +11,17 @@
 static void maxpool3d_fwd_cpu(void *buffers[], void *cl_arg)
 {
   const sf_maxpool3d_args *a = cl_arg;
-  sf_maxpool3d_forward_ref(sf_blk_f(buffers[0]), (uint8_t *)STARPU_BLOCK_GET_PTR(buffers[1]), sf_blk_f(buffers[2]),
-                           sf_blk_nz(buffers[0]), sf_blk_ny(buffers[0]), sf_blk_w(buffers[0], a->C), a->C);
+  sf_maxpool3d_forward(sf_blk_f(buffers[0]), (uint8_t *)STARPU_BLOCK_GET_PTR(buffers[1]), sf_blk_f(buffers[2]),
+                       sf_blk_nz(buffers[0]), sf_blk_ny(buffers[0]), sf_blk_w(buffers[0], a->C), a->C);
 }
 
 /* buffers: [dx, dy, idx, add?] */
 static void maxpool3d_bwd_cpu(void *buffers[], void *cl_arg)
 {
   const sf_maxpool3d_args *a = cl_arg;
-  float *dx = sf_blk_f(buffers[0]);
-  sf_maxpool3d_backward_ref(dx, sf_blk_f(buffers[1]), (const uint8_t *)STARPU_BLOCK_GET_PTR(buffers[2]),
-                            sf_blk_nz(buffers[1]), sf_blk_ny(buffers[1]), sf_blk_w(buffers[1], a->C), a->C);
-  if (a->has_add) {
-    const float *add = sf_blk_f(buffers[3]);
-    size_t n = sf_blk_vox(buffers[0], a->C) * (size_t)a->C;
-    for (size_t i = 0; i < n; i++) dx[i] += add[i];
-  }
+  sf_maxpool3d_backward(sf_blk_f(buffers[0]), sf_blk_f(buffers[1]), (const uint8_t *)STARPU_BLOCK_GET_PTR(buffers[2]),
+                        a->has_add ? sf_blk_f(buffers[3]) : NULL, sf_blk_nz(buffers[1]), sf_blk_ny(buffers[1]),
+                        sf_blk_w(buffers[1], a->C), a->C);
 }
 
 SF_CODELET(maxpool3d_fwd, v1, maxpool3d_fwd_cpu, sf_maxpool3d_fwd_cuda, sf_maxpool3d_fwd_opencl);

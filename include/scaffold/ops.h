@@ -207,6 +207,11 @@ void sf_relu_backward(float *dx, const float *dy, const float *y, size_t n); /* 
 void sf_maxpool3d_forward_ref(float *y, uint8_t *idx, const float *x, int nd, int H, int W, int C);
 /* dx: (2nd,2H,2W,C) written (zero except at the argmax) */
 void sf_maxpool3d_backward_ref(float *dx, const float *dy, const uint8_t *idx, int nd, int H, int W, int C);
+/* The codelets' variants (codelets/cpu/maxpool3d_vec.c), bitwise equal to the above: channels in vectors on
+ * the active CPU kernel set; the backward adds add: (2nd,2H,2W,C) to dx in the same pass when add != NULL. */
+void sf_maxpool3d_forward(float *y, uint8_t *idx, const float *x, int nd, int H, int W, int C);
+void sf_maxpool3d_backward(float *dx, const float *dy, const uint8_t *idx, const float *add, int nd, int H, int W,
+                           int C);
 
 /* ---- channel concatenation of [skip, upsampled] ------------------------------------------------
  * y: (n, Ca+Cb) written from a: (n,Ca) and b: (n,Cb); backward splits dy into da, db (written). */
