@@ -156,4 +156,6 @@ static void check_all(void)
   check_conv(3, 2, 16, 1, 24, 1, 1, 520);  /* AMX dW im2col: 1 input (27 columns), 24 = 16 + 8 outputs */
   check_conv(2, 4, 8, 4, 40, 0, 1, 530);   /* AMX dW im2col: 4 inputs (108 columns), 40 = 32 + 8 outputs */
   check_conv(1, 2, 32, 2, 16, 1, 0, 540);  /* AMX dW im2col: 2 inputs (54 columns), a lone block group */
+  check_conv(2, 3, 32, 16, 16, 1, 1, 550); /* AMX rows of 32, 16 -> 16: ps 5 b16's top level */
+  check_conv(2, 3, 10, 15, 20, 0, 1, 560); /* AMX padded grid, 15 inputs (Kp 16), 20 = 16 + 4 */
 }
