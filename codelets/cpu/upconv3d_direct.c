@@ -7,13 +7,15 @@
  *   dW: dw[:, (a,p) block] (Cin, 2Cout) += sum over rows of x_row^T (Cin, W) . dy[children (a,p)] (W, 2Cout)
  * with the rows as the segments of one product (gemm_direct.h).
  * Same contracts as upconv3d_ref.c / upconv3d_blas.c (scaffold/ops.h). The _bf16 entry points run the same
- * products through sf_gd_run_amx (bf16 operands, fp32 sums) when the bf16 engine is AMX (torch_amp: 1). */
+ * products with bf16 operands and fp32 sums when the bf16 engine is AMX (torch_amp: 1): on the tensors in place
+ * (upconv3d_amx.c) where the shape allows, else through sf_gd_run_amx. */
 #include "scaffold/common.h"
 #include "scaffold/cpu_isa.h"
 #include "scaffold/ops.h"
 #include "scaffold/workspace.h"
 
 #include "gemm_direct.h"
+#include "upconv3d_amx.h"
 #include "upconv3d_child.h"
 
 #define UPCONV_DW_VOXELS 256 /* input voxels per dW block (whole rows): dw is re-read once per block */
@@ -120,25 +122,28 @@ void sf_upconv3d_backward_weights_direct(float *dw, float *db, const float *x, c
   upconv_backward_weights(sf_gd_run, dw, db, x, dy, nd, H, W, Cin, Cout);
 }
 
-/* torch_amp: 1 (scaffold/ops.h): the same products with bf16 operands on AMX tiles; the fp32 kernels otherwise */
+/* torch_amp: 1 (scaffold/ops.h): the same products with bf16 operands on AMX tiles, by the kernels of
+ * upconv3d_amx.c where the shape fits them, else through sf_gd_run_amx; the fp32 kernels without AMX */
 void sf_upconv3d_forward_bf16(float *y, const float *x, const float *w, const float *b, int nd, int H, int W, int Cin,
                               int Cout)
 {
-  if (sf_bf16_engine_active() == SF_BF16_AMX) upconv_forward(sf_gd_run_amx, y, x, w, b, nd, H, W, Cin, Cout);
-  else sf_upconv3d_forward_blas(y, x, w, b, nd, H, W, Cin, Cout);
+  if (sf_bf16_engine_active() != SF_BF16_AMX) sf_upconv3d_forward_blas(y, x, w, b, nd, H, W, Cin, Cout);
+  else if (sf_upconv3d_amx_fits(W, Cin, Cout)) sf_upconv3d_amx_forward(y, x, w, b, nd, H, W, Cin, Cout);
+  else upconv_forward(sf_gd_run_amx, y, x, w, b, nd, H, W, Cin, Cout);
 }
 
 void sf_upconv3d_backward_data_bf16(float *dx, const float *dy, const float *w, int nd, int H, int W, int Cin,
                                     int Cout)
 {
-  if (sf_bf16_engine_active() == SF_BF16_AMX) upconv_backward_data(sf_gd_run_amx, dx, dy, w, nd, H, W, Cin, Cout);
-  else sf_upconv3d_backward_data_blas(dx, dy, w, nd, H, W, Cin, Cout);
+  if (sf_bf16_engine_active() != SF_BF16_AMX) sf_upconv3d_backward_data_blas(dx, dy, w, nd, H, W, Cin, Cout);
+  else if (sf_upconv3d_amx_fits(W, Cin, Cout)) sf_upconv3d_amx_backward_data(dx, dy, w, nd, H, W, Cin, Cout);
+  else upconv_backward_data(sf_gd_run_amx, dx, dy, w, nd, H, W, Cin, Cout);
 }
 
 void sf_upconv3d_backward_weights_bf16(float *dw, float *db, const float *x, const float *dy, int nd, int H, int W,
                                        int Cin, int Cout)
 {
-  if (sf_bf16_engine_active() == SF_BF16_AMX)
-    upconv_backward_weights(sf_gd_run_amx, dw, db, x, dy, nd, H, W, Cin, Cout);
-  else sf_upconv3d_backward_weights_blas(dw, db, x, dy, nd, H, W, Cin, Cout);
+  if (sf_bf16_engine_active() != SF_BF16_AMX) sf_upconv3d_backward_weights_blas(dw, db, x, dy, nd, H, W, Cin, Cout);
+  else if (sf_upconv3d_amx_fits(W, Cin, Cout)) sf_upconv3d_amx_backward_weights(dw, db, x, dy, nd, H, W, Cin, Cout);
+  else upconv_backward_weights(sf_gd_run_amx, dw, db, x, dy, nd, H, W, Cin, Cout);
 }

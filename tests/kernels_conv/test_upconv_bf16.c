@@ -7,7 +7,8 @@
  *    summation error (>= 1e-4), so the operands really are rounded;
  *  - db (fp32 in every path) matches the reference to 1e-5.
  * Shapes: channel counts below, at and above a tile (16) and a K chunk (32), odd ones, K past 32 in several
- * chunks, rows past a 2 x 2 block. Skipped (exit 77) without the AMX engine. */
+ * chunks, rows past a 2 x 2 block; for the in-place AMX kernels, tiles of 16, 8 and 4 voxels, 8 and 16-multiple
+ * outputs, padded K chunks and a partial dW block. Skipped (exit 77) without the AMX engine. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -131,5 +132,10 @@ int main(void)
   check_upconv(2, 2, 3, 3, 5, 30);    /* odd: K = 3 (rounded to 4), 8*Cout = 40 (a partial tile) */
   check_upconv(3, 3, 3, 17, 33, 40);  /* K = 17 / 8*33 = 264, dW segments of odd rows */
   check_upconv(1, 2, 2, 128, 64, 50); /* a deep level: K = 128, dX K = 512 */
+  /* the in-place AMX kernels (upconv3d_amx.c): tiles of 16, 8 and 4 voxels along a row */
+  check_upconv(2, 2, 16, 32, 16, 60); /* ps 5 b16's top level: rows of 16, dX chunks of one child pair */
+  check_upconv(1, 3, 16, 16, 8, 70);  /* 8 outputs: a 16-column tile is a child pair, dX chunks of 16 */
+  check_upconv(2, 2, 8, 48, 48, 80);  /* rows of 8, K = 48 padded to 2 chunks, dX chunks across children, 3 C tiles */
+  check_upconv(1, 3, 12, 16, 16, 90); /* rows of 4; 36 voxels: dW's last block of 32 partial */
   return sf_test_end();
 }
