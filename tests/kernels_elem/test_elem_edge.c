@@ -1,6 +1,7 @@
 /* Edge cases with values worked out by hand: the loss and hard Dice on an all-background mask, a
  * class absent from the prediction, a perfect and a worst prediction, absent-and-predicted-absent
- * classes, the soft S == 0 branch, argmax ties and NaN; ReLU/concat/maxpool corner cases; the clip
+ * classes, the soft S == 0 branch, argmax ties and NaN; ReLU/concat/maxpool corner cases (and concats large enough
+ * to be streamed); the clip
  * coefficient, Adam's first steps and the warm-restart schedule at known epochs. */
 #include <math.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "elem_mirror.h"
+#include "scaffold/common.h"
 #include "scaffold/lr_schedule.h"
 #include "scaffold/ops.h"
 #include "scaffold/rng.h"
@@ -230,11 +232,38 @@ static void test_optim(void)
   check_rel("T_mult 1: epoch 25", sf_cosine_warm_restart_lr(25, hi, lo, 10, 1), mid, 1e-15);
 }
 
+/* Concatenations past the streaming threshold (codelets/cpu/stream_store.h: 1 MiB), 16-byte aligned (streamed) and
+ * one float off (plain stores), against an element loop: the same values, both ways */
+static void test_concat_streamed(int Ca, int Cb, int misalign)
+{
+  const size_t n = 12288, C = (size_t)Ca + Cb; /* 1.5 MiB of output at 32 channels */
+  float *a = sf_aligned_alloc(n * Ca * sizeof(float), "a"), *b = sf_aligned_alloc(n * Cb * sizeof(float), "b");
+  float *ybuf = sf_aligned_alloc((n * C + 1) * sizeof(float), "y"), *y = ybuf + misalign;
+  float *dabuf = sf_aligned_alloc((n * Ca + 1) * sizeof(float), "da"), *da = dabuf + misalign;
+  float *db = sf_aligned_alloc(n * Cb * sizeof(float), "db");
+  for (size_t i = 0; i < n * Ca; i++) a[i] = (float)i;
+  for (size_t i = 0; i < n * Cb; i++) b[i] = -(float)i;
+  sf_concat_forward(y, a, b, n, Ca, Cb);
+  size_t bad = 0;
+  for (size_t v = 0; v < n; v++)
+    for (size_t c = 0; c < C; c++) bad += y[v * C + c] != (c < (size_t)Ca ? a[v * Ca + c] : b[v * Cb + c - Ca]);
+  SF_CHECK(bad == 0, "concat forward %d+%d channels, %zu voxels, y %s: %zu misplaced values", Ca, Cb, n,
+           misalign ? "unaligned" : "aligned", bad);
+  sf_concat_backward(da, db, y, n, Ca, Cb);
+  SF_CHECK(memcmp(da, a, n * Ca * sizeof(float)) == 0 && memcmp(db, b, n * Cb * sizeof(float)) == 0,
+           "concat backward %d+%d channels, %zu voxels, da %s: does not split back", Ca, Cb, n,
+           misalign ? "unaligned" : "aligned");
+  free(a), free(b), free(ybuf), free(dabuf), free(db);
+}
+
 int main(void)
 {
   test_dice_cases();
   test_loss_cases();
   test_relu_concat_maxpool();
+  test_concat_streamed(16, 16, 0);
+  test_concat_streamed(12, 20, 0);
+  test_concat_streamed(16, 16, 1);
   test_optim();
   return sf_test_end();
 }
