@@ -136,6 +136,9 @@ size_t sf_vector_nx(sf_handle h);
 int sf_handle_is_block(sf_handle h);
 size_t sf_handle_bytes(sf_handle h);
 
+/* The alignment of every tensor's buffer (a cache line, so a kernel's 64-byte rows never straddle two) */
+#define SF_DATA_ALIGN 64
+
 /* Memory for data handed to StarPU (pinned where a GPU is present), zeroed; free with sf_data_free. */
 void *sf_data_alloc(size_t bytes, const char *what);
 void sf_data_free(void *p, size_t bytes);

@@ -21,6 +21,7 @@
 #include "scaffold/opencl_devices.h"
 #include "scaffold/perfmodels.h"
 #include "scaffold/runtime_cuda.h"
+#include "scaffold/tensor.h"
 #include "worker_priority.h"
 
 static int g_initialized = 0;
@@ -240,6 +241,10 @@ int sf_runtime_init(const sf_config *c)
            c->ncpu, c->ncuda, c->nopencl);
   if (ret != 0) sf_die(SF_EXIT_FAILURE, "starpu_init failed with %d", ret);
   g_initialized = 1;
+  /* StarPU's own allocations (sf_data_alloc: every tensor) are malloc's, 16 bytes past a cache line for large
+   * blocks, so every 64-byte vector or tile row of the kernels straddled two lines: whole lines, as the host
+   * runtimes' posix_memalign gives */
+  starpu_malloc_set_align(SF_DATA_ALIGN);
 #ifdef STARPU_SIMGRID
   sf_set_clock(simulated_clock_s); /* scaffold-sim: step times are simulated time */
   sf_worker_priority_prepare(0, 0); /* simulated workers: no thread priority to lower */

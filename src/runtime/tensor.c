@@ -29,7 +29,7 @@ void *sf_data_alloc(size_t bytes, const char *what)
   void *p = NULL;
   if (bytes == 0) bytes = 64;
   if (HOST) {
-    if (posix_memalign(&p, 64, bytes) != 0 || !p) sf_die(SF_EXIT_FAILURE, "out of memory allocating %zu bytes for %s", bytes, what);
+    if (posix_memalign(&p, SF_DATA_ALIGN, bytes) != 0 || !p) sf_die(SF_EXIT_FAILURE, "out of memory allocating %zu bytes for %s", bytes, what);
     memset(p, 0, bytes);
     return p;
   }

@@ -2,6 +2,7 @@
  * scaled by 2 per level), the automatic slab count, sample loading into slab handles, and the 3x3x3
  * conv codelets on 3 uneven slabs with halos (forward, dX, dW with RW|COMMUTE and with per-slab
  * partials summed in order) against the untiled naive kernels. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -145,10 +146,26 @@ static void check_conv(void)
   free(rdw);
 }
 
+/* Tensors' buffers start on a cache line (SF_DATA_ALIGN) under StarPU as under the host runtimes: a 256 KiB one is
+ * past malloc's mmap threshold, where malloc's own blocks start 16 bytes into a page */
+static void check_alignment(void)
+{
+  sf_tensor small, big;
+  const int d0[2] = {0, 3}, d1[2] = {0, 16};
+  sf_tensor_init(&small, "small", 3, 5, 6, 3, sizeof(float), 1, d0);
+  sf_tensor_init(&big, "big", 16, 32, 32, 4, sizeof(float), 1, d1);
+  SF_CHECK((uintptr_t)small.data % SF_DATA_ALIGN == 0 && (uintptr_t)big.data % SF_DATA_ALIGN == 0,
+           "tensor buffers not %d-byte aligned: %zu and %zu bytes past a line", SF_DATA_ALIGN,
+           (size_t)((uintptr_t)small.data % SF_DATA_ALIGN), (size_t)((uintptr_t)big.data % SF_DATA_ALIGN));
+  sf_tensor_destroy(&small);
+  sf_tensor_destroy(&big);
+}
+
 int main(void)
 {
   check_bounds();
   gt_runtime_start("lws", 2);
+  check_alignment();
   check_conv();
   gt_runtime_stop();
   gt_cleanup();
