@@ -28,7 +28,7 @@ static void copy_rows2(float *restrict dst1, size_t s1, const float *restrict sr
 void sf_concat_forward(float *restrict y, const float *restrict a, const float *restrict b, size_t n, int Ca, int Cb)
 {
   const size_t C = (size_t)Ca + (size_t)Cb;
-  const int stream = Ca % 4 == 0 && Cb % 4 == 0 && sf_stream_worth(y, n * C * sizeof(float));
+  const int stream = Ca % 4 == 0 && Cb % 4 == 0 && sf_stream_worth(y, n * C * sizeof(float), 16);
   copy_rows2(y, C, a, (size_t)Ca, Ca, y + Ca, C, b, (size_t)Cb, Cb, n, stream);
   if (stream) sf_stream_fence();
 }
@@ -37,8 +37,8 @@ void sf_concat_forward(float *restrict y, const float *restrict a, const float *
 void sf_concat_backward(float *restrict da, float *restrict db, const float *restrict dy, size_t n, int Ca, int Cb)
 {
   const size_t C = (size_t)Ca + (size_t)Cb;
-  const int stream = Ca % 4 == 0 && Cb % 4 == 0 && sf_stream_worth(da, n * C * sizeof(float)) &&
-                     sf_stream_worth(db, SF_STREAM_MIN_BYTES);
+  const int stream = Ca % 4 == 0 && Cb % 4 == 0 && sf_stream_worth(da, n * C * sizeof(float), 16) &&
+                     sf_stream_worth(db, SF_STREAM_MIN_BYTES, 16);
   copy_rows2(da, (size_t)Ca, dy, C, Ca, db, (size_t)Cb, dy + Ca, C, Cb, n, stream);
   if (stream) sf_stream_fence();
 }

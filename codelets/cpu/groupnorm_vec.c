@@ -20,6 +20,7 @@
 #include "scaffold/workspace.h"
 
 #include "groupnorm_internal.h"
+#include "stream_store.h"
 
 #define VL 16 /* floats per vector: one AVX-512 vector, two AVX2 ones */
 #define INLINE static inline __attribute__((always_inline))
@@ -38,6 +39,14 @@ INLINE vf vload(const float *p)
   return v;
 }
 INLINE void vstore(float *p, vf v) { memcpy(p, &v, sizeof v); }
+/* a streaming store (stream_store.h) in 16-byte pieces, which every x86-64 has and which fill whole lines in
+ * order; p 16-byte aligned */
+INLINE void vstream(float *p, vf v)
+{
+  float t[VL];
+  memcpy(t, &v, sizeof v);
+  sf_stream_floats(p, t, VL);
+}
 /* 8 floats to doubles, written element-wise: GCC 12 makes one vcvtps2pd zmm of this where it splits
  * __builtin_convertvector into four narrow conversions */
 INLINE vd to_double(vf8 v)
@@ -120,29 +129,32 @@ INLINE void channel_sums_body(double *restrict s, double *restrict q, const floa
   }
 }
 
-/* y = [relu](a*x + b) per lane, over `rows` periods */
-INLINE void affine_body(float *restrict y, const float *restrict x, const float *restrict a, const float *restrict b,
-                        size_t rows, int P, int relu)
+/* y = [relu](a*x + b) per lane, over `rows` periods; stream: streaming stores (y vector-aligned) */
+INLINE void affine_body(float *y, const float *x, const float *restrict a, const float *restrict b, size_t rows, int P,
+                        int relu, const int stream)
 {
   for (size_t r = 0; r < rows; r++)
     for (int j = 0; j < P; j += VL) {
       size_t o = r * (size_t)P + (size_t)j;
       vf v = vload(x + o) * vload(a + j) + vload(b + j);
       if (relu) v = (vf)((vi)v & ~(v < 0.0f)); /* v < 0 -> 0; NaN stays (v < 0 is false) */
-      vstore(y + o, v);
+      if (stream) vstream(y + o, v);
+      else vstore(y + o, v);
     }
 }
 
-/* dx = A*dy' + B*x + K per lane, over `rows` periods */
-INLINE void bwd_data_body(float *restrict dx, const float *restrict dy, const float *restrict y,
-                          const float *restrict x, const float *restrict A, const float *restrict B,
-                          const float *restrict K, size_t rows, int P, int relu)
+/* dx = A*dy' + B*x + K per lane, over `rows` periods; stream as affine_body */
+INLINE void bwd_data_body(float *dx, const float *dy, const float *y, const float *x, const float *restrict A,
+                          const float *restrict B, const float *restrict K, size_t rows, int P, int relu,
+                          const int stream)
 {
   for (size_t r = 0; r < rows; r++)
     for (int j = 0; j < P; j += VL) {
       size_t o = r * (size_t)P + (size_t)j;
       vf d = masked(vload(dy + o), vload(y + o), relu);
-      vstore(dx + o, vload(A + j) * d + vload(B + j) * vload(x + o) + vload(K + j));
+      vf v = vload(A + j) * d + vload(B + j) * vload(x + o) + vload(K + j);
+      if (stream) vstream(dx + o, v);
+      else vstore(dx + o, v);
     }
 }
 
@@ -160,15 +172,21 @@ INLINE void bwd_data_body(float *restrict dx, const float *restrict dy, const fl
       channel_sums_body(s, q, dy, NULL, x, 0, n, C);                                                             \
   }                                                                                                              \
   attr NOINLINE static void affine_##sfx(float *y, const float *x, const float *a, const float *b, size_t rows,   \
-                                         int P, int relu)                                                        \
+                                         int P, int relu, int stream)                                            \
   {                                                                                                              \
-    affine_body(y, x, a, b, rows, P, relu);                                                                      \
+    if (stream)                                                                                                  \
+      affine_body(y, x, a, b, rows, P, relu, 1);                                                                 \
+    else                                                                                                         \
+      affine_body(y, x, a, b, rows, P, relu, 0);                                                                 \
   }                                                                                                              \
   attr NOINLINE static void bwd_data_##sfx(float *dx, const float *dy, const float *y, const float *x,            \
                                            const float *A, const float *B, const float *K, size_t rows, int P,   \
-                                           int relu)                                                             \
+                                           int relu, int stream)                                                 \
   {                                                                                                              \
-    bwd_data_body(dx, dy, y, x, A, B, K, rows, P, relu);                                                         \
+    if (stream)                                                                                                  \
+      bwd_data_body(dx, dy, y, x, A, B, K, rows, P, relu, 1);                                                    \
+    else                                                                                                         \
+      bwd_data_body(dx, dy, y, x, A, B, K, rows, P, relu, 0);                                                    \
   }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -184,6 +202,10 @@ GN_VARIANTS(avx2, __attribute__((target("avx2,fma"))))
 #define GN_DISPATCH(fn, ...) fn##_c(__VA_ARGS__)
 #endif
 GN_VARIANTS(c, )
+
+/* Stream the element-wise passes' output of n floats at y (stream_store.h) when it is large; every row of a
+ * period starts 16-byte aligned when y does (P is a multiple of 16 floats) */
+static int stream_output(const float *y, size_t n) { return sf_stream_worth(y, n * sizeof(float), 16); }
 
 /* lanes[l] = per_channel[l % C], l < P */
 static void expand_lanes(float *lanes, const float *per_channel, int C, int P)
@@ -214,7 +236,9 @@ void sf_groupnorm_forward(float *y, const float *x, const double *stats, const f
   sf_gn_forward_coefs(a, b, stats, gamma, beta, ntotal, C, G, eps);
   expand_lanes(al, a, C, P);
   expand_lanes(bl, b, C, P);
-  GN_DISPATCH(affine, y, x, al, bl, rows, P, relu);
+  const int stream = stream_output(y, total);
+  GN_DISPATCH(affine, y, x, al, bl, rows, P, relu, stream);
+  if (stream) sf_stream_fence();
   for (size_t k = rows * (size_t)P; k < total; k++) {
     float v = x[k] * a[k % (size_t)C] + b[k % (size_t)C];
     y[k] = relu && v < 0.0f ? 0.0f : v;
@@ -244,7 +268,9 @@ void sf_groupnorm_backward_data(float *dx, const float *dy, const float *y, cons
   expand_lanes(Al, A, C, P);
   expand_lanes(Bl, B, C, P);
   expand_lanes(Kl, K, C, P);
-  GN_DISPATCH(bwd_data, dx, dy, y, x, Al, Bl, Kl, rows, P, relu);
+  const int stream = stream_output(dx, total);
+  GN_DISPATCH(bwd_data, dx, dy, y, x, Al, Bl, Kl, rows, P, relu, stream);
+  if (stream) sf_stream_fence();
   for (size_t k = rows * (size_t)P; k < total; k++) {
     size_t c = k % (size_t)C;
     float d = relu && !(y[k] > 0.0f) ? 0.0f : dy[k];

@@ -16,14 +16,15 @@
 
 #define SF_STREAM_MIN_BYTES ((size_t)1 << 20)
 
-/* 1 when an output of `bytes` at dst, written in runs of floats that are multiples of 4 (16 bytes) from 16-byte
- * aligned places, should be streamed */
-static inline int sf_stream_worth(const void *dst, size_t bytes)
+/* 1 when an output of `bytes` at dst should be streamed by a writer whose streaming stores need `align` bytes
+ * (16: sf_stream_floats, in runs of floats that are multiples of 4 from 16-byte aligned places; 64: whole
+ * AVX-512 vectors) */
+static inline int sf_stream_worth(const void *dst, size_t bytes, size_t align)
 {
 #if defined(__x86_64__)
-  return bytes >= SF_STREAM_MIN_BYTES && ((uintptr_t)dst & 15) == 0;
+  return bytes >= SF_STREAM_MIN_BYTES && ((uintptr_t)dst & (align - 1)) == 0;
 #else
-  (void)dst, (void)bytes;
+  (void)dst, (void)bytes, (void)align;
   return 0;
 #endif
 }

@@ -4,7 +4,8 @@
  * declared bitwise equal to the CPU one), the outputs within 2e-6. Channel counts that divide 16 (8, 4),
  * multiples of 16 (16..256) and neither (6, 24, 48: periods of 48 floats, sums with a scalar channel tail),
  * voxel counts that leave a partial last period, none at all, a slab with and without the fused ReLU, and a
- * NaN input (propagates as in the reference). */
+ * NaN input (propagates as in the reference). 16384 x 16 is 1 MiB: its outputs take the streaming stores
+ * (stream_store.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
