@@ -47,9 +47,35 @@ static void pack_weights(float *wf, const float *w, int Cin, int Cout, int flip,
  * one 64-byte B-tile row. Forward: the pair's two weight rows, converted together and interleaved; dX:
  * the 16 outputs' pairs gathered as 64-bit words, already interleaved. Packing through pack_weights took
  * longer than the AMX products on the deep levels (27 x 512 x 512 weights for a 4^3 slab). */
+/* dX's layout for whole K chunks of 32 (kc == 32): per tap, block of 16 outputs n (rows 16n.. of w[26-t]) and 32
+ * inputs k0.. (their columns), the 16 rows converted to 16 pairs each and transposed as 16 x 16 32-bit pairs in
+ * registers, so row p of the result is the B-tile row of pair p: 3-4x faster than gathering the pairs */
+SF_AMX_TARGET static void pack_weights_bf16_flip32(sf_bf16 *wb, const float *w, int Cin, int Cout, int Kp, int NB)
+{
+  const int nk = Kp / 32;
+  for (int t = 0; t < 27; t++) {
+    const float *src = w + (size_t)(26 - t) * Cin * Cout;
+    for (int n = 0; n < NB; n++)
+      for (int k0 = 0; k0 < Kp; k0 += 32) {
+        __m512 r[16];
+        for (int i = 0; i < 16; i++) {
+          const float *row = src + (size_t)(16 * n + i) * Cout + k0;
+          r[i] = _mm512_castsi512_ps((__m512i)_mm512_cvtne2ps_pbh(_mm512_loadu_ps(row + 16), _mm512_loadu_ps(row)));
+        }
+        sf_amx_transpose16(r);
+        sf_bf16 *dst = wb + (((size_t)t * nk + k0 / 32) * NB + n) * 16 * 32;
+        for (int p = 0; p < 16; p++) _mm512_storeu_ps((float *)(dst + (size_t)p * 32), r[p]);
+      }
+  }
+}
+
 SF_AMX_TARGET static void pack_weights_bf16(sf_bf16 *wb, const float *w, int Cin, int Cout, int flip, int Kp, int kc,
                                             int NB)
 {
+  if (flip && kc == 32) {
+    pack_weights_bf16_flip32(wb, w, Cin, Cout, Kp, NB);
+    return;
+  }
   const int nk = Kp / kc, half = kc / 2;
   __m512i inter = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6, 21,
                                    5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
