@@ -18,7 +18,9 @@
  * the taps instead (weights_im2col below). Block: 4 C tiles, taps x 16-channel blocks of
  * outputs x of inputs (4 taps of a 16 x 16 layer, 1 tap of 32 x 32), over a group of SF_AMX_DW_GROUP voxels,
  * summed from zero and then added to dw (a long reduction sums group partials); groups outermost, so a group's
- * inputs under all 27 taps stay in L2. */
+ * inputs under all 27 taps stay in L2. Slabs of 16 blocks or more whose gradient fits 1 MiB go in sub-groups of
+ * SF_AMX_DW_SUBGROUP voxels instead, the C tiles carried from one to the next in a buffer of tiles (no transposes
+ * between), so a sub-group's output gradient stays in L1 across the taps. */
 #include <string.h>
 
 #include <immintrin.h>
@@ -31,6 +33,9 @@
 
 #ifndef SF_AMX_DW_GROUP
 #define SF_AMX_DW_GROUP 1024 /* voxels per partial sum, a multiple of 32 */
+#endif
+#ifndef SF_AMX_DW_SUBGROUP
+#define SF_AMX_DW_SUBGROUP 256 /* voxels per pass over the taps where a call has two such groups or more */
 #endif
 /* xv starts this many zero voxels before padded voxel 0: the first block of 32 voxels starts up to 31 voxels
  * before the first output voxel, and tap 0 reads a plane, a row and a voxel before that */
@@ -188,16 +193,56 @@ SF_AMX_TARGET static inline void dw_products(int nn, int j)
   }
 }
 
-/* dwt (tap t's rows at dwt + t*Cin*Cout) += the C tile of (tap i, input block ci0/16 + c, output block n0 + n):
- * nt taps x nc input x nn output blocks over the voxel blocks [k0, k1) of dyT; tb[i]: tap i's B rows of block 0 */
+/* dst[ci][co] (rows Cout floats apart) += the 16 x 16 tile [co][ci], its first nci inputs and nco outputs: transposed
+ * in registers, so each input channel's row adds as one vector */
+SF_AMX_TARGET static void add_tile_transposed(float *dst, const float *tile, int nci, int nco, int Cout)
+{
+  __m512 t[16];
+  for (int s = 0; s < 16; s++) t[s] = _mm512_loadu_ps(tile + 16 * s);
+  sf_amx_transpose16(t);
+  __mmask16 m = (__mmask16)((1u << nco) - 1);
+  for (int r = 0; r < nci; r++) {
+    float *d = dst + (size_t)r * Cout;
+    _mm512_mask_storeu_ps(d, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, d), t[r]));
+  }
+}
+
+/* C tile c (0..3) from or to p; tile numbers are immediates */
+SF_AMX_TARGET static inline void c_tile_load(int c, const float *p)
+{
+  switch (c) {
+  case 0: _tile_loadd(0, p, 64); break;
+  case 1: _tile_loadd(1, p, 64); break;
+  case 2: _tile_loadd(2, p, 64); break;
+  default: _tile_loadd(3, p, 64); break;
+  }
+}
+
+SF_AMX_TARGET static inline void c_tile_store(int c, float *p)
+{
+  switch (c) {
+  case 0: _tile_stored(0, p, 64); break;
+  case 1: _tile_stored(1, p, 64); break;
+  case 2: _tile_stored(2, p, 64); break;
+  default: _tile_stored(3, p, 64); break;
+  }
+}
+
+/* The C tile of (tap i, input block ci0/16 + c, output block n0 + n), for nt taps x nc input x nn output blocks, summed
+ * over the voxel blocks [k0, k1) of dyT; tb[i]: tap i's B rows of block 0. acc NULL: the sums start from zero and are
+ * added to dwt (tap t's rows at dwt + t*Cin*Cout); else C tile j*nn + n starts from and goes back to acc[j*nn + n]
+ * (tiles [co][ci], added to dw once per call by the caller) */
 SF_AMX_TARGET static void dw_block(float *dwt, float *buf, const dw_operands *o, const sf_bf16 *const *tb, int nt,
-                                   size_t k0, size_t k1, int ci0, int nc, int n0, int nn)
+                                   size_t k0, size_t k1, int ci0, int nc, int n0, int nn, float *const *acc)
 {
   const size_t xs = (size_t)o->Cp * 4; /* bytes between xv rows */
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
+  const int ntiles = nt * nc * nn;
+  for (int c = 0; c < 4; c++)
+    if (acc && c < ntiles) c_tile_load(c, acc[c]);
+    else if (c == 0) _tile_zero(0);
+    else if (c == 1) _tile_zero(1);
+    else if (c == 2) _tile_zero(2);
+    else _tile_zero(3);
   for (size_t k = k0; k < k1; k++) {
     const sf_bf16 *a = o->dyT + (k * o->Coutp + 16 * (size_t)n0) * 32;
     _tile_loadd(4, a, 64);
@@ -210,24 +255,17 @@ SF_AMX_TARGET static void dw_block(float *dwt, float *buf, const dw_operands *o,
       dw_products(nn, j);
     }
   }
-  _tile_stored(0, buf, 64);
-  _tile_stored(1, buf + 256, 64);
-  _tile_stored(2, buf + 512, 64);
-  _tile_stored(3, buf + 768, 64);
+  if (acc) {
+    for (int c = 0; c < ntiles; c++) c_tile_store(c, acc[c]);
+    return;
+  }
+  for (int c = 0; c < 4; c++) c_tile_store(c, buf + 256 * c);
   for (int j = 0; j < nt * nc; j++)
     for (int n = 0; n < nn; n++) {
-      const float *tile = buf + 256 * (j * nn + n); /* [co][ci] */
       int ci = ci0 + 16 * (j % nc), co = 16 * (n0 + n);
       int nci = o->Cin - ci < 16 ? o->Cin - ci : 16, nco = o->Cout - co < 16 ? o->Cout - co : 16;
       float *dst = dwt + (size_t)(j / nc) * o->Cin * o->Cout + (size_t)ci * o->Cout + co;
-      __m512 t[16]; /* transposed in registers, so each input channel's row adds as one vector */
-      for (int s = 0; s < 16; s++) t[s] = _mm512_loadu_ps(tile + 16 * s);
-      sf_amx_transpose16(t);
-      __mmask16 m = (__mmask16)((1u << nco) - 1);
-      for (int r = 0; r < nci; r++) {
-        float *d = dst + (size_t)r * o->Cout;
-        _mm512_mask_storeu_ps(d, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, d), t[r]));
-      }
+      add_tile_transposed(dst, buf + 256 * (j * nn + n), nci, nco, o->Cout);
     }
 }
 
@@ -373,7 +411,7 @@ SF_AMX_TARGET static void weights_im2col(float *dw, int t0, int t1, const float 
     pack_im2col_pairs(xi, xb, g, ng, 32 * k, 32 * k1, H, W, Cin, ncol, ncolp);
     for (int c0 = 0; c0 < ncol; c0 += 32)
       for (int n0 = 0; n0 < NB; n0 += 2)
-        dw_block(dw, buf, &o, tb, 1, k, k1, c0, c0 + 16 < ncol ? 2 : 1, n0, n0 + 1 < NB ? 2 : 1);
+        dw_block(dw, buf, &o, tb, 1, k, k1, c0, c0 + 16 < ncol ? 2 : 1, n0, n0 + 1 < NB ? 2 : 1, NULL);
   }
   _tile_release();
 }
@@ -387,23 +425,31 @@ SF_AMX_TARGET void sf_conv3d_weights_amx(float *dw, int t0, int t1, const float 
     weights_im2col(dw, t0, t1, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout);
     return;
   }
-  const int Cp = (Cin + 15) / 16 * 16, NB = (Cout + 15) / 16, Coutp = NB * 16;
+  const int Cp = (Cin + 15) / 16 * 16, NB = (Cout + 15) / 16, Coutp = NB * 16, CB = Cp / 16;
   const dw_plan p = plan_layout(nd, H, W);
   const int copies = p.layout == DW_COMPACT ? 3 : 2;
+  /* two sub-groups or more and sums that stay in L2 (up to 1 MiB: 27 x 128 x 64): sub-groups of SF_AMX_DW_SUBGROUP
+   * voxels, whose output gradient stays in L1 across the taps, with the C tiles kept in acc between them and added to
+   * dw once. Alone, 1 thread: 8 x 32^2 64 -> 64 1.88 -> 1.57-1.62 ms, 128 -> 64 4.06 -> 3.35 ms; with 1.7 MiB of sums
+   * (16^2 128 -> 128) 0.86 -> 0.98 ms, so those keep the groups of SF_AMX_DW_GROUP */
+  const int use_acc = p.nblk >= 2 * (SF_AMX_DW_SUBGROUP / 32) && (size_t)(t1 - t0) * NB * CB * 256 * 4 <= (1u << 20);
+  const size_t group = (use_acc ? SF_AMX_DW_SUBGROUP : SF_AMX_DW_GROUP) / 32;
+  const size_t nacc = use_acc ? (size_t)(t1 - t0) * NB * CB * 256 : 0;
   sf_bf16 *xv = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_AUX, copies * p.pairs * Cp);
   sf_bf16 *dyT = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_PACK, p.nblk * Coutp * 16);
-  float *buf = sf_workspace_floats(SF_BF16_SLOT_LIST, 4 * 256 + 2 * p.nblk);
-  size_t *prow = (size_t *)(buf + 4 * 256);
+  float *buf = sf_workspace_floats(SF_BF16_SLOT_LIST, 4 * 256 + nacc + 2 * p.nblk);
+  float *acc = buf + 4 * 256; /* acc[t - t0][output block][input block]: 16 x 16 tiles [co][ci] */
+  size_t *prow = (size_t *)(acc + nacc);
   sf_bf16 *rb = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_X, (size_t)(W + 2) * Cp / 2 + 16);
   plan_rows(prow, &p, H, W);
   if (p.layout == DW_COMPACT) pack_kw_pairs(xv, rb, x_lo, x, x_hi, nd, H, W, Cin, Cp, p.pairs);
   else pack_pairs(xv, rb, x_lo, x, x_hi, nd, H, W, Cin, Cp, p.pairs);
   pack_dy_transposed(dyT, dy, p.layout != DW_GRID, p.q0, p.nblk, nd, H, W, Cout, Coutp);
+  if (use_acc) memset(acc, 0, sizeof(float) * nacc);
   sf_amx_config cfg;
   sf_amx_config_set(&cfg, 16, 64, 16);
   _tile_loadconfig(&cfg);
   const dw_operands o = {.dyT = dyT, .prow = prow, .Cp = Cp, .Coutp = Coutp, .Cin = Cin, .Cout = Cout};
-  const size_t group = SF_AMX_DW_GROUP / 32;
   for (size_t k = 0; k < p.nblk; k += group) {
     size_t k1 = k + group < p.nblk ? k + group : p.nblk;
     for (int ci0 = 0; ci0 < Cin; ci0 += 32)
@@ -412,10 +458,19 @@ SF_AMX_TARGET void sf_conv3d_weights_amx(float *dw, int t0, int t1, const float 
         for (int t = t0; t < t1; t += per) {
           int nt = t1 - t < per ? t1 - t : per;
           const sf_bf16 *tb[4];
+          float *at[4];
           for (int i = 0; i < nt; i++) tb[i] = tap_rows(xv, &p, t + i, H, W, Cp);
-          dw_block(dw + (size_t)(t - t0) * Cin * Cout, buf, &o, tb, nt, k, k1, ci0, nc, n0, nn);
+          for (int j = 0; j < nt * nc; j++)
+            for (int n = 0; n < nn; n++)
+              at[j * nn + n] = acc + ((((size_t)(t - t0) + j / nc) * NB + n0 + n) * CB + ci0 / 16 + j % nc) * 256;
+          dw_block(dw + (size_t)(t - t0) * Cin * Cout, buf, &o, tb, nt, k, k1, ci0, nc, n0, nn, use_acc ? at : NULL);
         }
       }
   }
   _tile_release();
+  for (size_t i = 0; i < nacc / 256; i++) { /* acc into dw */
+    int cb = (int)(i % CB), nb = (int)(i / CB % NB), t = (int)(i / CB / NB), ci = 16 * cb, co = 16 * nb;
+    add_tile_transposed(dw + (size_t)t * Cin * Cout + (size_t)ci * Cout + co, acc + 256 * i,
+                        Cin - ci < 16 ? Cin - ci : 16, Cout - co < 16 ? Cout - co : 16, Cout);
+  }
 }

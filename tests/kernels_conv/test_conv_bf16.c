@@ -158,4 +158,9 @@ static void check_all(void)
   check_conv(1, 2, 32, 2, 16, 1, 0, 540);  /* AMX dW im2col: 2 inputs (54 columns), a lone block group */
   check_conv(2, 3, 32, 16, 16, 1, 1, 550); /* AMX rows of 32, 16 -> 16: ps 5 b16's top level */
   check_conv(2, 3, 10, 15, 20, 0, 1, 560); /* AMX padded grid, 15 inputs (Kp 16), 20 = 16 + 4 */
+  /* AMX dW over sub-groups of 256 voxels with the sums kept in tiles between them (16 blocks of 32 voxels or more) */
+  check_conv(2, 8, 32, 32, 48, 1, 1, 570); /* rows of 32: 2 sub-groups; C tiles 2 x 2, then 2 x 1 */
+  check_conv(3, 6, 32, 16, 16, 0, 1, 580); /* 18 blocks: sub-groups 8, 8, 2; 4 taps per block (14 = 4+4+4+2) */
+  check_conv(2, 16, 17, 16, 32, 1, 1, 590); /* padded grid (W odd): 22 blocks */
+  check_conv(4, 16, 8, 24, 20, 1, 1, 600);  /* compact grid; 24 and 20 channels: masked rows and columns */
 }
