@@ -4,7 +4,9 @@
  * kernel gets a pointer to the last plane of slab k-1 and the first plane of slab k+1 (NULL at the
  * volume's faces). CPU = the im2col + OpenBLAS kernels (codelets/cpu/conv3d_blas.c), which hand over to
  * the direct kernels where they win. The _bf16 codelets (sf_topt.bf16, torch_amp: 1) run the bf16
- * engine's kernels on CPU workers (codelets/cpu/conv3d_bf16*.c, conv3d_amx*.c), with their own perfmodels. */
+ * engine's kernels on CPU workers (codelets/cpu/conv3d_bf16*.c, conv3d_amx*.c), with their own perfmodels; their
+ * forward and dX read the weights packed once per step (conv3d_pack_bf16, CPU only) where the graph passes them. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "codelet_common.h"
@@ -13,6 +15,7 @@
 #include "scaffold/cpu_isa.h"
 #include "scaffold/opencl.h"
 #include "scaffold/ops.h"
+#include "scaffold/runtime.h"
 
 typedef void (*conv3d_slab_fn)(float *, const float *, const float *, const float *, const float *, int, int, int, int,
                                int);
@@ -56,11 +59,36 @@ static void conv3d_bwd_weights_taps_cpu(void *buffers[], void *cl_arg)
   conv3d_weights(buffers, &r->c, r->t0, r->t1, sf_conv3d_backward_weights_taps_blas);
 }
 
+/* buffers: [out, in, w, in_lo?, in_hi?, w_packed]: the bf16 forward (flip 0) or dX on the weights packed once */
+static void conv3d_slab_packed(void *buffers[], const sf_conv3d_args *a, int flip)
+{
+  const float *lo, *hi;
+  sf_conv3d_halo_planes(buffers, a, &lo, &hi);
+  const void *wp = sf_vec_f(buffers[3 + a->has_lo + a->has_hi]);
+  sf_conv3d_bf16_packed(sf_blk_f(buffers[0]), lo, sf_blk_f(buffers[1]), hi, wp, sf_blk_nz(buffers[0]), a->H, a->W,
+                        a->Cin, a->Cout, flip);
+}
+
 /* The bf16 codelets (sf_topt.bf16, torch_amp: 1): the same buffers, the bf16 engine's kernels */
-static void conv3d_fwd_bf16_cpu(void *buffers[], void *cl_arg) { conv3d_slab(buffers, cl_arg, sf_conv3d_forward_bf16); }
+static void conv3d_fwd_bf16_cpu(void *buffers[], void *cl_arg)
+{
+  const sf_conv3d_args *a = cl_arg;
+  if (a->has_packed) conv3d_slab_packed(buffers, a, 0);
+  else conv3d_slab(buffers, a, sf_conv3d_forward_bf16);
+}
 static void conv3d_bwd_data_bf16_cpu(void *buffers[], void *cl_arg)
 {
-  conv3d_slab(buffers, cl_arg, sf_conv3d_backward_data_bf16);
+  const sf_conv3d_args *a = cl_arg;
+  if (a->has_packed) conv3d_slab_packed(buffers, a, 1);
+  else conv3d_slab(buffers, a, sf_conv3d_backward_data_bf16);
+}
+
+/* buffers: [w, fwd?, dx?] */
+static void conv3d_pack_bf16_cpu(void *buffers[], void *cl_arg)
+{
+  const sf_conv3d_pack_args *a = cl_arg;
+  void *fwd = a->has_fwd ? sf_vec_f(buffers[1]) : NULL, *dx = a->has_dx ? sf_vec_f(buffers[1 + a->has_fwd]) : NULL;
+  sf_conv3d_bf16_pack(fwd, dx, sf_vec_f(buffers[0]), a->Cin, a->Cout);
 }
 static void conv3d_bwd_weights_bf16_cpu(void *buffers[], void *cl_arg)
 {
@@ -89,6 +117,7 @@ SF_CODELET(conv3d_bwd_data_bf16, bf16_v1, conv3d_bwd_data_bf16_cpu, sf_conv3d_bw
 SF_CODELET(conv3d_bwd_weights_bf16, bf16_v1, conv3d_bwd_weights_bf16_cpu, sf_conv3d_bwd_weights_cuda,
            sf_conv3d_bwd_weights_opencl);
 SF_CODELET(conv3d_bwd_weights_taps_bf16, bf16_v1, conv3d_bwd_weights_taps_bf16_cpu, SF_NONE, SF_NONE);
+SF_CODELET(conv3d_pack_bf16, v1, conv3d_pack_bf16_cpu, SF_NONE, SF_NONE);
 SF_OPENCL_CODELET(conv3d_fwd, SF_OCL_INEXACT);
 SF_OPENCL_CODELET(conv3d_bwd_data, SF_OCL_INEXACT);
 SF_OPENCL_CODELET(conv3d_bwd_weights, SF_OCL_INEXACT);
@@ -111,8 +140,39 @@ static double conv_flops(sf_handle slab, int H, int W, int Cin, int Cout)
   return 2.0 * 27.0 * (double)nz * H * W * Cin * Cout;
 }
 
+/* The weights packed once, last (bf16 only) */
+static void add_packed(sf_buf *b, sf_conv3d_args *a, const sf_topt *o, sf_handle w_packed)
+{
+  SF_ASSERT(!w_packed || o->bf16);
+  a->has_packed = w_packed != NULL;
+  if (w_packed) sf_buf_add(b, w_packed, STARPU_R);
+}
+
+size_t sf_conv3d_packed_bytes(const sf_topt *o, int Cin, int Cout, int flip)
+{
+#ifdef STARPU_SIMGRID
+  (void)o, (void)Cin, (void)Cout, (void)flip;
+  return 0; /* simulated kernels: nothing to pack */
+#else
+  const char *env = getenv("SF_BF16_PREPACK"); /* 0: every task packs its own copy (the comparison path) */
+  if (!o->bf16 || (env && !strcmp(env, "0")) || sf_runtime_nworkers() != sf_runtime_ncpu_workers()) return 0;
+  return sf_conv3d_bf16_packed_bytes(Cin, Cout, flip);
+#endif
+}
+
+void insert_task_conv3d_pack_bf16(const sf_topt *o, sf_handle w_fwd, sf_handle w_dx, sf_handle w, int Cin, int Cout)
+{
+  sf_conv3d_pack_args a = {.Cin = Cin, .Cout = Cout, .has_fwd = w_fwd != NULL, .has_dx = w_dx != NULL};
+  sf_buf b = {.n = 0};
+  SF_ASSERT(w_fwd || w_dx);
+  sf_buf_add(&b, w, STARPU_R);
+  if (w_fwd) sf_buf_add(&b, w_fwd, STARPU_W);
+  if (w_dx) sf_buf_add(&b, w_dx, STARPU_W);
+  sf_submit(&cl_conv3d_pack_bf16, o, &a, sizeof a, &b, 0.0);
+}
+
 void insert_task_conv3d_forward(const sf_topt *o, sf_handle y, sf_handle x_lo, sf_handle x, sf_handle x_hi, sf_handle w,
-                                int H, int W, int Cin, int Cout)
+                                sf_handle w_packed, int H, int W, int Cin, int Cout)
 {
   sf_conv3d_args a = {.H = H, .W = W, .Cin = Cin, .Cout = Cout};
   sf_buf b = {.n = 0};
@@ -120,11 +180,12 @@ void insert_task_conv3d_forward(const sf_topt *o, sf_handle y, sf_handle x_lo, s
   sf_buf_add(&b, x, STARPU_R);
   sf_buf_add(&b, w, STARPU_R);
   add_halos(&b, &a, x_lo, x_hi);
+  add_packed(&b, &a, o, w_packed);
   sf_submit(o->bf16 ? &cl_conv3d_fwd_bf16 : &cl_conv3d_fwd, o, &a, sizeof a, &b, conv_flops(y, H, W, Cin, Cout));
 }
 
 void insert_task_conv3d_backward_data(const sf_topt *o, sf_handle dx, sf_handle dy_lo, sf_handle dy, sf_handle dy_hi,
-                                      sf_handle w, int H, int W, int Cin, int Cout)
+                                      sf_handle w, sf_handle w_packed, int H, int W, int Cin, int Cout)
 {
   sf_conv3d_args a = {.H = H, .W = W, .Cin = Cin, .Cout = Cout};
   sf_buf b = {.n = 0};
@@ -132,6 +193,7 @@ void insert_task_conv3d_backward_data(const sf_topt *o, sf_handle dx, sf_handle 
   sf_buf_add(&b, dy, STARPU_R);
   sf_buf_add(&b, w, STARPU_R);
   add_halos(&b, &a, dy_lo, dy_hi);
+  add_packed(&b, &a, o, w_packed);
   sf_submit(o->bf16 ? &cl_conv3d_bwd_data_bf16 : &cl_conv3d_bwd_data, o, &a, sizeof a, &b,
             conv_flops(dx, H, W, Cin, Cout));
 }

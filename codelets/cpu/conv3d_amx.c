@@ -221,8 +221,77 @@ static void compact_pad(sf_bf16 *xc, sf_bf16 *row, const float *x_lo, const floa
   }
 }
 
-SF_AMX_TARGET void sf_conv3d_amx(float *y, const float *x_lo, const float *x, const float *x_hi, const float *w, int nd,
-                                 int H, int W, int Cin, int Cout, int flip)
+/* K and N whose packed weights are the same for every slab geometry: whole K chunks of 32 (the fold's layout is then
+ * the unfolded one) and whole blocks of 16 outputs, packed by pack_weights_bf16 */
+static int packed_layout_fixed(int K, int N) { return K % 32 == 0 && N % 16 == 0; }
+
+size_t sf_conv3d_amx_packed_bytes(int Cin, int Cout, int flip)
+{
+  int K = flip ? Cout : Cin, N = flip ? Cin : Cout;
+  return packed_layout_fixed(K, N) ? (size_t)27 * K * N * sizeof(sf_bf16) : 0;
+}
+
+/* Both layouts from one read of w (Cin and Cout multiples of 32): per tap t, block of 16 inputs ci0.. and 32 outputs
+ * k0..: the forward's B rows pair input rows (ci, ci+1) for 16 outputs (interleaved by one permutation), the dX's
+ * (tap 26 - t) pair outputs for the 16 inputs (a 16 x 16 transpose of 32-bit pairs, as pack_weights_bf16_flip32) */
+SF_AMX_TARGET static void pack_weights_bf16_both(sf_bf16 *wf, sf_bf16 *wd, const float *w, int Cin, int Cout)
+{
+  const __m512i inter = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
+                                         21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  const int nkf = Cin / 32, NBf = Cout / 16, nkd = Cout / 32, NBd = Cin / 16;
+  for (int t = 0; t < 27; t++)
+    for (int ci0 = 0; ci0 < Cin; ci0 += 16)
+      for (int k0 = 0; k0 < Cout; k0 += 32) {
+        __m512 lo[16], hi[16], r[16];
+        for (int i = 0; i < 16; i++) {
+          const float *row = w + ((size_t)t * Cin + ci0 + i) * Cout + k0;
+          lo[i] = _mm512_loadu_ps(row), hi[i] = _mm512_loadu_ps(row + 16);
+          r[i] = _mm512_castsi512_ps((__m512i)_mm512_cvtne2ps_pbh(hi[i], lo[i]));
+        }
+        for (int m = 0; m < 8; m++) { /* forward: input pair (ci0 + 2m, +1), outputs k0.. and k0+16.. */
+          int c = ci0 + 2 * m;
+          sf_bf16 *dst = wf + ((((size_t)t * nkf + c / 32) * NBf + k0 / 16) * 16 + (c % 32) / 2) * 32;
+          __m512i a = _mm512_permutexvar_epi16(inter, (__m512i)_mm512_cvtne2ps_pbh(lo[2 * m + 1], lo[2 * m]));
+          __m512i b = _mm512_permutexvar_epi16(inter, (__m512i)_mm512_cvtne2ps_pbh(hi[2 * m + 1], hi[2 * m]));
+          _mm512_storeu_si512(dst, a);
+          _mm512_storeu_si512(dst + 16 * 32, b);
+        }
+        sf_amx_transpose16(r); /* dX: row p = output pair (k0 + 2p, +1) of the 16 inputs */
+        sf_bf16 *dst = wd + (((size_t)(26 - t) * nkd + k0 / 32) * NBd + ci0 / 16) * 16 * 32;
+        for (int p = 0; p < 16; p++) _mm512_storeu_ps((float *)(dst + (size_t)p * 32), r[p]);
+      }
+}
+
+void sf_conv3d_amx_pack(void *wfwd, void *wdx, const float *w, int Cin, int Cout)
+{
+  SF_ASSERT((!wfwd || packed_layout_fixed(Cin, Cout)) && (!wdx || packed_layout_fixed(Cout, Cin)));
+  if (wfwd && wdx && Cin % 32 == 0 && Cout % 32 == 0) {
+    pack_weights_bf16_both((sf_bf16 *)wfwd, (sf_bf16 *)wdx, w, Cin, Cout);
+    return;
+  }
+  if (wfwd) pack_weights_bf16((sf_bf16 *)wfwd, w, Cin, Cout, 0, Cin, 32, Cout / 16);
+  if (wdx) pack_weights_bf16((sf_bf16 *)wdx, w, Cin, Cout, 1, Cout, 32, Cin / 16);
+}
+
+static void conv3d_amx(float *y, const float *x_lo, const float *x, const float *x_hi, const float *w,
+                       const sf_bf16 *wpre, int nd, int H, int W, int Cin, int Cout, int flip);
+
+void sf_conv3d_amx(float *y, const float *x_lo, const float *x, const float *x_hi, const float *w, int nd, int H, int W,
+                   int Cin, int Cout, int flip)
+{
+  conv3d_amx(y, x_lo, x, x_hi, w, NULL, nd, H, W, Cin, Cout, flip);
+}
+
+void sf_conv3d_amx_packed(float *y, const float *x_lo, const float *x, const float *x_hi, const void *wp, int nd, int H,
+                          int W, int Cin, int Cout, int flip)
+{
+  SF_ASSERT(sf_conv3d_amx_packed_bytes(Cin, Cout, flip) > 0);
+  conv3d_amx(y, x_lo, x, x_hi, NULL, (const sf_bf16 *)wp, nd, H, W, Cin, Cout, flip);
+}
+
+/* wpre: the weights packed by sf_conv3d_amx_pack, or NULL: packed here from w */
+SF_AMX_TARGET static void conv3d_amx(float *y, const float *x_lo, const float *x, const float *x_hi, const float *w,
+                                     const sf_bf16 *wpre, int nd, int H, int W, int Cin, int Cout, int flip)
 {
   SF_ASSERT(sf_amx_supported());
   int K = flip ? Cout : Cin, N = flip ? Cin : Cout;
@@ -237,7 +306,7 @@ SF_AMX_TARGET void sf_conv3d_amx(float *y, const float *x_lo, const float *x, co
   int kc = Kt < 32 ? Kt : 32, nk = Kt / kc, NB = (N + 15) / 16;
   size_t nvox = compact ? (size_t)(nd + 2) * (H + 2) * W : sf_bf16_pad_voxels(nd, H, W) + SF_AMX_MARGIN;
   sf_bf16 *xs = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_X, nvox * vs / 2 + 1);
-  sf_bf16 *wb = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_PACK, (size_t)ntaps * Kt * NB * 8 + 1);
+  const sf_bf16 *wb = wpre;
   float *buf = sf_workspace_floats(SF_BF16_SLOT_LIST, 32 * 32 + (size_t)W * Kp / 2 + 1);
   if (compact)
     compact_pad(xs, (sf_bf16 *)(buf + 32 * 32), x_lo, x, x_hi, nd, H, W, K, Kp);
@@ -246,13 +315,18 @@ SF_AMX_TARGET void sf_conv3d_amx(float *y, const float *x_lo, const float *x, co
     memset(xs + (nvox - SF_AMX_MARGIN) * Kp, 0, sizeof(sf_bf16) * SF_AMX_MARGIN * Kp);
   }
   /* the fold's weight layout, [(kd, kh)][kw * Kp + k], is the unfolded [tap][k] one when K chunks are whole */
-  if ((!fold || Kp % 32 == 0) && K == Kp && N % 16 == 0)
-    pack_weights_bf16(wb, w, Cin, Cout, flip, Kp, kc, NB);
-  else {
-    float *wf = sf_workspace_floats(SF_BF16_SLOT_AUX, (size_t)ntaps * Kt * NB * 16);
-    pack_weights(wf, w, Cin, Cout, flip, Kp, kc, NB, fold);
-    sf_bf16_from_floats(wb, wf, (size_t)ntaps * Kt * NB * 16);
-  }
+  if (!wb) {
+    sf_bf16 *pack = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_PACK, (size_t)ntaps * Kt * NB * 8 + 1);
+    if ((!fold || Kp % 32 == 0) && K == Kp && N % 16 == 0)
+      pack_weights_bf16(pack, w, Cin, Cout, flip, Kp, kc, NB);
+    else {
+      float *wf = sf_workspace_floats(SF_BF16_SLOT_AUX, (size_t)ntaps * Kt * NB * 16);
+      pack_weights(wf, w, Cin, Cout, flip, Kp, kc, NB, fold);
+      sf_bf16_from_floats(pack, wf, (size_t)ntaps * Kt * NB * 16);
+    }
+    wb = pack;
+  } else
+    SF_ASSERT(packed_layout_fixed(K, N) && kc == 32 && NB * 16 == N);
   ptrdiff_t toff[27];
   for (int t = 0; t < ntaps; t++)
     toff[t] = compact ? ((ptrdiff_t)(t / 3 - 1) * (H + 2) + (t % 3 - 1)) * W * vs

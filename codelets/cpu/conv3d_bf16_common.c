@@ -189,6 +189,25 @@ void sf_conv3d_backward_data_bf16(float *dx, const float *dy_lo, const float *dy
   }
 }
 
+size_t sf_conv3d_bf16_packed_bytes(int Cin, int Cout, int flip)
+{
+  return sf_bf16_engine_active() == SF_BF16_AMX ? sf_conv3d_amx_packed_bytes(Cin, Cout, flip) : 0;
+}
+
+void sf_conv3d_bf16_pack(void *wfwd, void *wdx, const float *w, int Cin, int Cout)
+{
+  SF_ASSERT((!wfwd || sf_conv3d_bf16_packed_bytes(Cin, Cout, 0) > 0) &&
+            (!wdx || sf_conv3d_bf16_packed_bytes(Cin, Cout, 1) > 0));
+  sf_conv3d_amx_pack(wfwd, wdx, w, Cin, Cout);
+}
+
+void sf_conv3d_bf16_packed(float *y, const float *x_lo, const float *x, const float *x_hi, const void *wp, int nd,
+                           int H, int W, int Cin, int Cout, int flip)
+{
+  SF_ASSERT(sf_conv3d_bf16_packed_bytes(Cin, Cout, flip) > 0);
+  sf_conv3d_amx_packed(y, x_lo, x, x_hi, wp, nd, H, W, Cin, Cout, flip);
+}
+
 void sf_conv3d_backward_weights_taps_bf16(float *dw, int t0, int t1, const float *x_lo, const float *x,
                                           const float *x_hi, const float *dy, int nd, int H, int W, int Cin, int Cout)
 {

@@ -44,6 +44,13 @@ void sf_conv3d_vdpbf16(float *y, const float *x_lo, const float *x, const float 
                        int W, int Cin, int Cout, int flip);
 void sf_conv3d_amx(float *y, const float *x_lo, const float *x, const float *x_hi, const float *w, int nd, int H, int W,
                    int Cin, int Cout, int flip);
+/* The AMX kernel's weights packed once for every slab (scaffold/ops.h sf_conv3d_bf16_packed_bytes): the bytes (0 when
+ * K = flip ? Cout : Cin is not a multiple of 32 or N = flip ? Cin : Cout not of 16, the shapes whose layout depends on
+ * the slab), the packing, and sf_conv3d_amx on them (w not read) */
+size_t sf_conv3d_amx_packed_bytes(int Cin, int Cout, int flip);
+void sf_conv3d_amx_pack(void *wfwd, void *wdx, const float *w, int Cin, int Cout);
+void sf_conv3d_amx_packed(float *y, const float *x_lo, const float *x, const float *x_hi, const void *wp, int nd, int H,
+                          int W, int Cin, int Cout, int flip);
 void sf_conv3d_weights_vdpbf16(float *dw, int t0, int t1, const float *x_lo, const float *x, const float *x_hi,
                                const float *dy, int nd, int H, int W, int Cin, int Cout);
 void sf_conv3d_weights_amx(float *dw, int t0, int t1, const float *x_lo, const float *x, const float *x_hi,

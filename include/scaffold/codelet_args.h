@@ -14,12 +14,19 @@
 
 #include <stddef.h>
 
-/* ---- conv3d (codelets/conv3d.c): buffers [out, in, w|dy, in_lo?, in_hi?] ---- */
+/* ---- conv3d (codelets/conv3d.c): buffers [out, in, w|dy, in_lo?, in_hi?, w_packed?] ---- */
 typedef struct {
   int H, W, Cin, Cout;
   int has_lo, has_hi; /* the halo slabs follow as buffers 3 (lo) and 4 or 3 (hi) */
   int overwrite;      /* dW: SF_ACC_PARTIAL, zero the partial first */
+  int has_packed;     /* bf16 forward / dX on CPU workers: the weights packed once (the last buffer) */
 } sf_conv3d_args;
+
+/* the CPU-only codelet that packs a conv3d weight for the bf16 forward and / or dX: [w, fwd?, dx?] */
+typedef struct {
+  int Cin, Cout;
+  int has_fwd, has_dx;
+} sf_conv3d_pack_args;
 
 /* the CPU-only dW codelet for the gradient rows of taps [t0, t1) */
 typedef struct {

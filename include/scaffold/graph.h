@@ -133,6 +133,9 @@ double sf_graph_last_grad_norm(const sf_graph *g);
  * the tasks carry them. */
 double sf_graph_step_flops(const sf_graph *g);
 int sf_graph_nslabs(const sf_graph *g);
+/* Bytes of the bf16 weight copies packed once per forward for the CPU workers (torch_amp: 1 on AMX; 0 when each task
+ * packs its own: scaffold/tasks.h sf_conv3d_packed_bytes) */
+size_t sf_graph_packed_weight_bytes(const sf_graph *g);
 /* The automatic slab count: 0 < result <= min(coarse_edge, SF_MAX_SLABS). With deterministic != 0
  * it depends on coarse_edge only (4); otherwise the smallest power of two >= the worker count (1
  * with one worker), so slabs are even (the bottleneck edge is a power of two), doubled once with

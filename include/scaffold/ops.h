@@ -89,6 +89,16 @@ void sf_conv3d_backward_data_bf16(float *dx, const float *dy_lo, const float *dy
 void sf_conv3d_backward_weights_taps_bf16(float *dw, int t0, int t1, const float *x_lo, const float *x,
                                           const float *x_hi, const float *dy, int nd, int H, int W, int Cin,
                                           int Cout);
+/* The bf16 weights packed once for every slab of a step ("cast once per step"): the bytes of the forward's (flip 0)
+ * or dX's (flip 1) packed copy of w (27 x Cin x Cout fp32), or 0 when the active engine packs per call (VDPBF16PS) or
+ * the shape's layout depends on the slab (AMX needs flip ? Cout : Cin a multiple of 32 and the other of 16); the
+ * packing into wfwd and wdx (either may be NULL; both from one read of w where Cin and Cout are multiples of 32);
+ * and the forward (x -> y) or dX (x = dy -> y = dx) on such a copy, equal bit for bit to sf_conv3d_forward_bf16 /
+ * sf_conv3d_backward_data_bf16 on w */
+size_t sf_conv3d_bf16_packed_bytes(int Cin, int Cout, int flip);
+void sf_conv3d_bf16_pack(void *wfwd, void *wdx, const float *w, int Cin, int Cout);
+void sf_conv3d_bf16_packed(float *y, const float *x_lo, const float *x, const float *x_hi, const void *wp, int nd,
+                           int H, int W, int Cin, int Cout, int flip);
 /* dst[i] = src[i] rounded to bf16 exactly as the bf16 kernels round it (tests' references) */
 void sf_bf16_round_floats(float *dst, const float *src, size_t n);
 /* dx: (nd,H,W,Cin) written. dy, dy_lo, dy_hi: output-gradient planes d0..d0+nd-1, d0-1, d0+nd

@@ -60,12 +60,21 @@ typedef struct sf_topt {
 const char *sf_cpu_bf16_engine(void);
 
 /* ---- 3x3x3 convolution, padding 1, no bias (codelets/conv3d.c) --------------------------------
- * y: (nd,H,W,Cout) written; x: (nd,H,W,Cin) with halos; w: (3,3,3,Cin,Cout). */
+ * y: (nd,H,W,Cout) written; x: (nd,H,W,Cin) with halos; w: (3,3,3,Cin,Cout). w_packed: NULL, or (o->bf16)
+ * w packed for the forward by insert_task_conv3d_pack_bf16 (flip 0), read instead of w by CPU workers. */
 void insert_task_conv3d_forward(const sf_topt *o, sf_handle y, sf_handle x_lo, sf_handle x, sf_handle x_hi,
-                                sf_handle w, int H, int W, int Cin, int Cout);
-/* dx: (nd,H,W,Cin) written from dy: (nd,H,W,Cout) and its halos */
+                                sf_handle w, sf_handle w_packed, int H, int W, int Cin, int Cout);
+/* dx: (nd,H,W,Cin) written from dy: (nd,H,W,Cout) and its halos; w_packed: NULL or packed with flip 1 */
 void insert_task_conv3d_backward_data(const sf_topt *o, sf_handle dx, sf_handle dy_lo, sf_handle dy,
-                                      sf_handle dy_hi, sf_handle w, int H, int W, int Cin, int Cout);
+                                      sf_handle dy_hi, sf_handle w, sf_handle w_packed, int H, int W, int Cin,
+                                      int Cout);
+/* torch_amp: 1, "cast once per step": the bytes of w's bf16 copy packed for the forward (flip 0) or dX (flip 1) of a
+ * Cin -> Cout conv, or 0 where nothing is packed ahead (o->bf16 off, workers other than CPUs, a bf16 engine or shape
+ * that packs per task: scaffold/ops.h sf_conv3d_bf16_packed_bytes, a simulated run, or SF_BF16_PREPACK=0 in the
+ * environment: each task packs its own copy, the comparison path); and the task that packs w
+ * (CPU workers only) into w_fwd and w_dx (vectors of those many bytes; either may be NULL) */
+size_t sf_conv3d_packed_bytes(const sf_topt *o, int Cin, int Cout, int flip);
+void insert_task_conv3d_pack_bf16(const sf_topt *o, sf_handle w_fwd, sf_handle w_dx, sf_handle w, int Cin, int Cout);
 /* dw: (3,3,3,Cin,Cout) gets the contribution of output slab dy: (nd,H,W,Cout) */
 void insert_task_conv3d_backward_weights(const sf_topt *o, sf_accum acc, sf_handle dw, sf_handle x_lo, sf_handle x,
                                          sf_handle x_hi, sf_handle dy, int H, int W, int Cin, int Cout);

@@ -354,6 +354,54 @@ static void params_init(sf_graph *g, float *params)
   }
 }
 
+/* torch_amp: 1 (scaffold/tasks.h sf_conv3d_packed_bytes): every 3x3x3 conv weight whose bf16 copies the kernels can
+ * read in one layout for all slabs gets them, packed once per forward instead of by each slab's task (the forward and
+ * dX of a 256 -> 256 weight on 4 slabs of 2 x 8^2 voxels spent longer packing than multiplying). Not in spatial runs
+ * (their handles are all StarPU-MPI's). */
+static void packed_weights_init(sf_graph *g)
+{
+  const int P = g->P;
+  g->hpk = sf_calloc((size_t)2 * P, sizeof(sf_handle), "packed weight handles");
+  size_t *len = sf_calloc((size_t)2 * P, sizeof(size_t), "packed weight sizes"), total = 0;
+  for (int i = 0; i < 2 * P; i++) {
+    const sf_param_desc *d = &g->u->params[i / 2];
+    if (d->kind == SF_PARAM_CONV3_W && g->spatial <= 1)
+      len[i] = sf_conv3d_packed_bytes(&g->opt_crit, d->cin, d->cout, i % 2);
+    total += (len[i] + 63) & ~(size_t)63; /* each on a cache line */
+  }
+  if (total) {
+    g->wpack = sf_data_alloc(total, "bf16 packed weights");
+    g->wpack_bytes = total;
+    g->bytes += total;
+  }
+  size_t at = 0;
+  for (int i = 0; i < 2 * P; i++) {
+    if (!len[i]) continue;
+    g->hpk[i] = sf_vector_register(g->wpack + at, len[i] / sizeof(float), sizeof(float), "weights.bf16");
+    at += (len[i] + 63) & ~(size_t)63;
+  }
+  free(len);
+}
+
+void sf_graph_submit_weight_packing(sf_graph *g)
+{
+  for (int p = 0; p < g->P; p++) {
+    if (!g->hpk[2 * p] && !g->hpk[2 * p + 1]) continue;
+    const sf_param_desc *d = &g->u->params[p];
+    insert_task_conv3d_pack_bf16(&g->opt_crit, g->hpk[2 * p], g->hpk[2 * p + 1], g->hp[p], d->cin, d->cout);
+  }
+}
+
+static void packed_weights_free(sf_graph *g)
+{
+  for (int i = 0; g->hpk && i < 2 * g->P; i++)
+    if (g->hpk[i]) sf_handle_unregister(g->hpk[i]);
+  free(g->hpk);
+  g->hpk = NULL;
+  if (g->wpack) sf_data_free(g->wpack, g->wpack_bytes);
+  g->wpack = NULL;
+}
+
 static void params_free(sf_graph *g)
 {
   const int P = g->P, S = g->S;
@@ -727,6 +775,7 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
   }
   loss_init(g);
   params_init(g, params);
+  packed_weights_init(g);
   sf_graph_scratch_init(g);
   return g;
 }
@@ -768,6 +817,7 @@ void sf_graph_destroy(sf_graph *g)
   }
   sf_graph_scratch_free(g);
   loss_free(g);
+  packed_weights_free(g);
   params_free(g);
   free(g);
 }
@@ -799,19 +849,23 @@ float *sf_graph_adam_v(sf_graph *g) { return g->v; }
 double sf_graph_last_grad_norm(const sf_graph *g) { return g->last_norm; }
 double sf_graph_step_flops(const sf_graph *g) { return g->step_flops; }
 int sf_graph_nslabs(const sf_graph *g) { return g->S; }
+size_t sf_graph_packed_weight_bytes(const sf_graph *g) { return g->wpack_bytes; }
 
 void sf_graph_describe(const sf_graph *g, char *buf, size_t len)
 {
-  char tasks[48], tiling[96];
+  char tasks[48], tiling[96], packed[80] = "";
   if (g->tasks_per_step > 0) snprintf(tasks, sizeof tasks, "%ld tasks/step", g->tasks_per_step);
   else snprintf(tasks, sizeof tasks, "tasks/step not counted yet (no step run)");
   if (sf_graph_blocked(g))
     snprintf(tiling, sizeof tiling, "%d blocks (%d depth slabs x %d x %d row and column blocks, convs on padded copies)",
              g->S, g->lg[0].nd, g->lg[0].nh, g->lg[0].nw);
   else snprintf(tiling, sizeof tiling, "%d depth slabs", g->S);
-  snprintf(buf, len, "task graph: %s (bottleneck edge %d), %s, %.1f MiB allocated, "
+  if (g->wpack_bytes)
+    snprintf(packed, sizeof packed, " (%.1f MiB of bf16 weights packed once per forward)",
+             (double)g->wpack_bytes / (1 << 20));
+  snprintf(buf, len, "task graph: %s (bottleneck edge %d), %s, %.1f MiB allocated%s, "
                      "weight gradients %s",
-           tiling, g->u->edge[g->L], tasks, (double)g->bytes / (1 << 20),
+           tiling, g->u->edge[g->L], tasks, (double)g->bytes / (1 << 20), packed,
            g->deterministic ? "by per-slab partials summed in slab order (more_determinism)"
            : g->part_total  ? "accumulated in any order (RW|COMMUTE), the small ones by per-slab partials"
                             : "accumulated in any order (RW|COMMUTE)");

@@ -49,7 +49,7 @@ static void conv3_backward_data(sf_graph *g, sf_tensor *dx, sf_tensor *dy, sf_te
                                 int k)
 {
   insert_task_conv3d_backward_data(CRIT, dx->slab[k], sf_tensor_lo(dy, k), dy->slab[k], sf_tensor_hi(dy, k), PARAM(w),
-                                   x->H, x->W, cin, cout);
+                                   sf_graph_packed(g, w, 1), x->H, x->W, cin, cout);
 }
 
 /* Block k's contribution to dW of conv w from x (with its depth halos lo, hi) and dy, of H x W voxels

@@ -118,8 +118,8 @@ void sf_graph_conv3_forward_blocked(sf_graph *g, sf_tensor *y, sf_tensor *x, int
     int H, W;
     sf_topt t = g->opt_crit;
     t.flops_share = padded_shape(p, k, &H, &W);
-    insert_task_conv3d_forward(&t, o->slab[k], sf_tensor_lo(p, k), p->slab[k], sf_tensor_hi(p, k), PARAM(w), H, W, cin,
-                               cout);
+    insert_task_conv3d_forward(&t, o->slab[k], sf_tensor_lo(p, k), p->slab[k], sf_tensor_hi(p, k), PARAM(w),
+                               sf_graph_packed(g, w, 0), H, W, cin, cout);
     insert_task_crop_hw(CRIT, y->slab[k], o->slab[k], cout);
   }
 }
@@ -137,7 +137,7 @@ void sf_graph_conv3_backward_blocked(sf_graph *g, sf_tensor *dx, sf_tensor *dy, 
     sf_topt t = g->opt_crit;
     t.flops_share = padded_shape(py, k, &H, &W);
     insert_task_conv3d_backward_data(&t, o->slab[k], sf_tensor_lo(py, k), py->slab[k], sf_tensor_hi(py, k), PARAM(w),
-                                     H, W, cin, cout);
+                                     sf_graph_packed(g, w, 1), H, W, cin, cout);
     insert_task_crop_hw(CRIT, dx->slab[k], o->slab[k], cin);
   }
   for (int k = 0; k < x->nslabs; k++) {

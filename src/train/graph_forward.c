@@ -20,8 +20,8 @@ static void conv3(sf_graph *g, sf_tensor *y, sf_tensor *x, int w, int cin, int c
   }
   sf_halo_exchange(x); /* spatial runs: x's boundary planes to the neighbouring shards */
   for (int k = 0; k < x->nslabs; k++)
-    insert_task_conv3d_forward(CRIT, y->slab[k], sf_tensor_lo(x, k), x->slab[k], sf_tensor_hi(x, k), PARAM(w), x->H,
-                               x->W, cin, cout);
+    insert_task_conv3d_forward(CRIT, y->slab[k], sf_tensor_lo(x, k), x->slab[k], sf_tensor_hi(x, k), PARAM(w),
+                               sf_graph_packed(g, w, 0), x->H, x->W, cin, cout);
 }
 
 /* y = ReLU(GroupNorm(x)) with the statistics n->stats already holds */
@@ -110,6 +110,7 @@ void sf_graph_submit_forward(sf_graph *g)
 {
   const int L = g->L, S = g->S;
   const int *ch = g->u->channels;
+  sf_graph_submit_weight_packing(g);
   double_conv(g, &g->enc[0], &g->in);
   for (int i = 1; i <= L; i++) {
     pool_forward(g, i, ch[i - 1]);

@@ -120,6 +120,10 @@ struct sf_graph {
                                       * gradients (NULL for the others), summed in sample order */
   float *gn_sample_mem;
   size_t gn_sample_floats;
+  sf_handle *hpk;                     /* 2P, [2p + flip]: torch_amp's bf16 copies of conv weight p packed once per
+                                      * forward for the forward (flip 0) and dX (1); NULL where packed per task */
+  unsigned char *wpack;              /* their memory, wpack_bytes */
+  size_t wpack_bytes;
   double *sumsq_buf;                 /* P */
   sf_handle *hsumsq;                 /* P */
   double clip_buf[2];                /* [coefficient, norm] */
@@ -192,5 +196,10 @@ sf_tensor_grid sf_graph_tensor_grid(const lvl_grid *lg);
 /* graph_forward.c: copies src into dst, a tensor of the same volume in another block grid, box by box
  * (merging blocks onto fewer owners, or splitting them back). */
 void sf_graph_regrid(sf_graph *g, sf_tensor *dst, const sf_tensor *src);
+
+/* Conv weight p packed for the forward (flip 0) or dX (flip 1), or NULL (graph.c packed_weights_init) */
+static inline sf_handle sf_graph_packed(const sf_graph *g, int p, int flip) { return g->hpk[2 * p + flip]; }
+/* The tasks that pack them, at the start of each forward */
+void sf_graph_submit_weight_packing(sf_graph *g);
 
 #endif

@@ -98,9 +98,10 @@ static void check_conv(void)
   }
   insert_task_zero(&o, hdw);
   for (int k = 0; k < S; k++) {
-    insert_task_conv3d_forward(&o, y.slab[k], sf_tensor_lo(&x, k), x.slab[k], sf_tensor_hi(&x, k), hw, H, W, Cin, Cout);
-    insert_task_conv3d_backward_data(&o, dx.slab[k], sf_tensor_lo(&dy, k), dy.slab[k], sf_tensor_hi(&dy, k), hw, H, W,
-                                     Cin, Cout);
+    insert_task_conv3d_forward(&o, y.slab[k], sf_tensor_lo(&x, k), x.slab[k], sf_tensor_hi(&x, k), hw, NULL, H, W, Cin,
+                               Cout);
+    insert_task_conv3d_backward_data(&o, dx.slab[k], sf_tensor_lo(&dy, k), dy.slab[k], sf_tensor_hi(&dy, k), hw, NULL,
+                                     H, W, Cin, Cout);
     insert_task_conv3d_backward_weights(&o, SF_ACC_COMMUTE, hdw, sf_tensor_lo(&x, k), x.slab[k], sf_tensor_hi(&x, k),
                                         dy.slab[k], H, W, Cin, Cout);
     insert_task_conv3d_backward_weights(&o, SF_ACC_PARTIAL, hp[k], sf_tensor_lo(&x, k), x.slab[k],

@@ -45,6 +45,33 @@ static void check_rounding(void)
   sf_check_bitwise_f("bf16 rounding (nearest even, ties, signs, extremes)", out, want, 70);
 }
 
+/* Where the engine packs weights once per step for this shape (AMX, whole K chunks of 32): the kernel on the packed
+ * copy (sf_conv3d_bf16_pack) equals want, the kernel that packs per call, bit for bit; else says it has none */
+static void check_packed(const char *name, const float *want, const float *lo, const float *in, const float *hi,
+                         const float *w, int nd, int H, int W, int Ci, int Co, int flip)
+{
+  size_t bytes = sf_conv3d_bf16_packed_bytes(Ci, Co, flip), nout = (size_t)nd * H * W * (flip ? Ci : Co);
+  char nm[224];
+  snprintf(nm, sizeof nm, "%s on weights packed once", name);
+  if (!bytes) {
+    int amx = sf_bf16_engine_active() == SF_BF16_AMX, K = flip ? Co : Ci, N = flip ? Ci : Co;
+    SF_CHECK(!amx || K % 32 || N % 16, "%s: no packed form though K %d and N %d fit AMX's", nm, K, N);
+    return;
+  }
+  /* alone, and with the other direction's copy where it has one (one read of w for both) */
+  size_t other = sf_conv3d_bf16_packed_bytes(Ci, Co, !flip);
+  for (int both = 0; both <= (other > 0); both++) {
+    void *wp = sf_aligned_alloc(bytes, "packed weights"), *wo = both ? sf_aligned_alloc(other, "packed weights") : NULL;
+    float *out = ct_rand(nout, 98);
+    sf_conv3d_bf16_pack(flip ? wo : wp, flip ? wp : wo, w, Ci, Co);
+    sf_conv3d_bf16_packed(out, lo, in, hi, wp, nd, H, W, Ci, Co, flip);
+    char nb[260];
+    snprintf(nb, sizeof nb, "%s%s", nm, both ? " (both directions packed)" : "");
+    sf_check_bitwise_f(nb, out, want, nout);
+    free(wp), free(wo), free(out);
+  }
+}
+
 typedef void (*conv_fn)(float *, const float *, const float *, const float *, const float *, int, int, int, int, int);
 
 static void check_dirs(const char *tag, int nd, int H, int W, int Ci, int Co, const float *xlo, const float *x,
@@ -71,6 +98,7 @@ static void check_dirs(const char *tag, int nd, int H, int W, int Ci, int Co, co
     char nm[192];
     snprintf(nm, sizeof nm, "%s %s", tag, dirs[i].dir);
     ct_check_bf16(nm, out, exact, fp32, dirs[i].nout);
+    check_packed(nm, out, dirs[i].lo, dirs[i].in, dirs[i].hi, w, nd, H, W, Ci, Co, i);
     free(exact), free(fp32), free(out);
   }
   for (int i = 0; i < 3; i++) free((void *)rx[i]), free((void *)rdy[i]);
@@ -163,4 +191,6 @@ static void check_all(void)
   check_conv(3, 6, 32, 16, 16, 0, 1, 580); /* 18 blocks: sub-groups 8, 8, 2; 4 taps per block (14 = 4+4+4+2) */
   check_conv(2, 16, 17, 16, 32, 1, 1, 590); /* padded grid (W odd): 22 blocks */
   check_conv(4, 16, 8, 24, 20, 1, 1, 600);  /* compact grid; 24 and 20 channels: masked rows and columns */
+  check_conv(2, 2, 32, 32, 64, 1, 1, 610);  /* weights packed once, both directions from one read: rows of 32 */
+  check_conv(2, 4, 16, 64, 32, 0, 1, 620);  /* the same, 64 -> 32 on rows of 16 */
 }

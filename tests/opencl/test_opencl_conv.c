@@ -84,7 +84,7 @@ static void test_conv3d(uint64_t *seed)
     hdy[k] = ocl_block(dy + d0[k] * pout, W * Cout, H, depths[k], 4);
   }
   for (int k = 0; k < S; k++) {
-    sf_conv3d_args a = {H, W, Cin, Cout, k > 0, k < S - 1, 0};
+    sf_conv3d_args a = {H, W, Cin, Cout, k > 0, k < S - 1, 0, 0};
     starpu_data_handle_t h[5];
     enum starpu_data_access_mode m[5];
     int n = conv_bufs(h, m, hy[k], Wm, hx[k], hw, hx, k, S);
@@ -125,7 +125,7 @@ static void test_conv3d(uint64_t *seed)
   g_max_offset = 0;
   hw = ocl_vec(w, nw, 4);
   for (int k = 0; k < S; k++) {
-    sf_conv3d_args a = {H, W, Cin, Cout, k > 0, k < S - 1, 0};
+    sf_conv3d_args a = {H, W, Cin, Cout, k > 0, k < S - 1, 0, 0};
     starpu_data_handle_t h[5];
     enum starpu_data_access_mode m[5];
     int n = conv_bufs(h, m, starpu_data_get_sub_data(hya, 1, k), Wm, cx[k], hw, cx, k, S);
