@@ -128,7 +128,8 @@ const sf_key sf_keys[] = {
            "bf16 compute with fp32 accumulation, as upstream's autocast: the 3x3x3 convolutions on CPU workers "
            "(AMX tiles where the CPU has AMX-BF16, else AVX512_BF16 VDPBF16PS; SF_CPU_BF16=none|vdpbf16ps|amx caps "
            "it; fp32 with a warning on CPUs without bf16 instructions), with AMX the transposed convolutions too, "
-           "the convolutions and GEMMs on CUDA workers. Weights stay fp32 (Adam updates the fp32 master copy); "
+           "the convolutions and GEMMs on CUDA workers. Weights stay fp32 (Adam updates the fp32 master copy; on AMX "
+           "CPU-only runs their bf16 copies are packed once per forward, SF_BF16_PREPACK=0 packs per task); "
            "GroupNorm, the loss, reductions, the 1x1x1 convolution, biases and OpenCL workers stay fp32."),
   KEY_STR(framework, DEV, "torch", is_torch, "\"torch\"", NULL,
           "Accepted for compatibility; \"torch\" is the only valid value."),
