@@ -104,24 +104,40 @@ static inline const float *input_row(const float *x_lo, const float *x, const fl
   return plane ? plane + (size_t)h * W * Cin : NULL;
 }
 
-/* xv: 2 parities x pairs rows of 2*Cp bf16: row m of parity p interleaves voxels u = 2m+p and u+1, where u - LEAD
- * is the padded voxel (zero outside the padded slab), as [ci][2]; straight from the fp32 planes a row at a time
- * (rb: W+2 voxels of scratch): all zero first, then the W+1 pairs that hold a voxel of each input row */
-SF_AMX_TARGET static void pack_pairs(sf_bf16 *xv, sf_bf16 *rb, const float *x_lo, const float *x, const float *x_hi,
-                                     int nd, int H, int W, int Cin, int Cp, size_t pairs)
+/* The fp32 channels of padded-grid voxel u - LEAD (grid_walk g stepped through the grid from voxel 0), NULL where it
+ * is zero: before the grid, padding, a NULL halo, past the grid; then the walk moves to voxel u + 1 */
+static inline const float *lead_walk_row(grid_walk *g, size_t u)
 {
-  memset(xv, 0, sizeof(sf_bf16) * 4 * pairs * Cp);
-  for (int d = -1; d <= nd; d++)
-    for (int h = 0; h < H; h++) {
-      const float *src = input_row(x_lo, x, x_hi, d, h, nd, H, W, Cin);
-      if (!src) continue;
-      row_bf16(rb, src, W, Cin, Cp);
-      size_t u0 = SF_AMX_DW_LEAD + sf_bf16_pidx(d, h, 0, H, W) - 1; /* the row's left padding voxel */
-      for (int i = 0; i <= W; i++) {                              /* pair (u0 + i, u0 + i + 1) */
-        size_t u = u0 + (size_t)i;
-        store_pair(xv + ((u & 1) * pairs + u / 2) * 2 * Cp, rb + (size_t)i * Cp, rb + (size_t)(i + 1) * Cp, Cp);
-      }
+  if (u < SF_AMX_DW_LEAD) return NULL;
+  const float *r = walk_row(g);
+  walk_next(g);
+  return r;
+}
+
+/* xv: 2 parities x pairs rows of 2*Cp bf16: row m of parity p interleaves voxels u = 2m+p and u+1, where u - LEAD
+ * is the padded voxel (zero outside the padded slab), as [ci][2]; straight from the fp32 planes in voxel order,
+ * voxels 2m, 2m+1, 2m+2 giving row m of both parities (each voxel converted where it is read, every row written
+ * once: no zeroing pass, no bf16 staging row) */
+SF_AMX_TARGET static void pack_pairs(sf_bf16 *xv, const float *x_lo, const float *x, const float *x_hi, int nd, int H,
+                                     int W, int Cin, int Cp, size_t pairs)
+{
+  const __m512i inter = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
+                                         21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  grid_walk g = {.lo = x_lo, .x = x, .hi = x_hi, .nd = nd, .H = H, .W = W, .C = Cin};
+  sf_bf16 *p0 = xv, *p1 = xv + pairs * 2 * Cp;
+  const float *s0 = lead_walk_row(&g, 0);
+  for (size_t m = 0; m < pairs; m++, p0 += 2 * Cp, p1 += 2 * Cp) {
+    const float *s1 = lead_walk_row(&g, 2 * m + 1), *s2 = lead_walk_row(&g, 2 * m + 2);
+    for (int c = 0; c < Cp; c += 16) {
+      __mmask16 k = (__mmask16)((1u << (Cin - c < 16 ? Cin - c : 16)) - 1);
+      __m512 a = s0 ? _mm512_maskz_loadu_ps(k, s0 + c) : _mm512_setzero_ps();
+      __m512 b = s1 ? _mm512_maskz_loadu_ps(k, s1 + c) : _mm512_setzero_ps();
+      __m512 d = s2 ? _mm512_maskz_loadu_ps(k, s2 + c) : _mm512_setzero_ps();
+      _mm512_storeu_si512(p0 + 2 * c, _mm512_permutexvar_epi16(inter, (__m512i)_mm512_cvtne2ps_pbh(b, a)));
+      _mm512_storeu_si512(p1 + 2 * c, _mm512_permutexvar_epi16(inter, (__m512i)_mm512_cvtne2ps_pbh(d, b)));
     }
+    s0 = s2;
+  }
 }
 
 /* xk: 3 copies (kw = 0, 1, 2) x pairs rows of 2*Cp bf16: row m of copy kw interleaves compact voxels 2m and 2m+1
@@ -443,7 +459,7 @@ SF_AMX_TARGET void sf_conv3d_weights_amx(float *dw, int t0, int t1, const float 
   sf_bf16 *rb = (sf_bf16 *)sf_workspace_floats(SF_BF16_SLOT_X, (size_t)(W + 2) * Cp / 2 + 16);
   plan_rows(prow, &p, H, W);
   if (p.layout == DW_COMPACT) pack_kw_pairs(xv, rb, x_lo, x, x_hi, nd, H, W, Cin, Cp, p.pairs);
-  else pack_pairs(xv, rb, x_lo, x, x_hi, nd, H, W, Cin, Cp, p.pairs);
+  else pack_pairs(xv, x_lo, x, x_hi, nd, H, W, Cin, Cp, p.pairs);
   pack_dy_transposed(dyT, dy, p.layout != DW_GRID, p.q0, p.nblk, nd, H, W, Cout, Coutp);
   if (use_acc) memset(acc, 0, sizeof(float) * nacc);
   sf_amx_config cfg;
