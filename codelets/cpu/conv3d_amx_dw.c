@@ -388,9 +388,15 @@ SF_AMX_TARGET static void pack_im2col_pairs(sf_bf16 *xi, const sf_bf16 *xb, cons
   const __m512i inter = _mm512_loadu_si512(lanes);
   const __mmask32 tail = (__mmask32)(((1ull << (2 * (ncolp - ncol))) - 1) << (2 * (ncol % 16)));
   sf_bf16 *row = xi;
-  for (size_t v = v0; v < v1; v += 2, row += 2 * (size_t)ncolp) {
-    size_t hw = (size_t)H * W;
-    const sf_bf16 *at = xb + sf_bf16_pidx((int)(v / hw), (int)(v % hw / W), (int)(v % W), H, W) * Cin;
+  const size_t hw = (size_t)H * W;
+  int d = (int)(v0 / hw), h = (int)(v0 % hw / W), w = (int)(v0 % W); /* then stepped: a pair never spans rows */
+  const sf_bf16 *at = xb + sf_bf16_pidx(d, h, w, H, W) * Cin;
+  for (size_t v = v0; v < v1; v += 2, row += 2 * (size_t)ncolp, at += 2 * (size_t)Cin) {
+    if (w == W) { /* the next row: past the right and left padding voxels, and at a plane's end its two rows */
+      w = 0, at += 2 * (size_t)Cin;
+      if (++h == H) h = 0, at += 2 * (size_t)(W + 2) * Cin;
+    }
+    w += 2;
     for (int i = 0; i < ng; i++) {
       __m256i span = _mm256_maskz_loadu_epi16(g[i].load, at + g[i].off * Cin);
       _mm512_mask_storeu_epi16(row + 2 * g[i].col, g[i].store,
