@@ -35,7 +35,7 @@
 set(SF_LAYERS util config kernels runtime codelets comm model datagen train sim harness cli)
 
 set(SF_LAYER_util_DIRS src/util)
-set(SF_LAYER_util_HEADERS common fsutil npy rng sha256 signals shell ratelog)
+set(SF_LAYER_util_HEADERS common fsutil npy rng sha256 signals shell ratelog switches)
 set(SF_LAYER_util_USES util)
 set(SF_LAYER_util_STARPU OFF)
 

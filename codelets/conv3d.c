@@ -16,6 +16,7 @@
 #include "scaffold/opencl.h"
 #include "scaffold/ops.h"
 #include "scaffold/runtime.h"
+#include "scaffold/switches.h"
 
 typedef void (*conv3d_slab_fn)(float *, const float *, const float *, const float *, const float *, int, int, int, int,
                                int);
@@ -154,8 +155,8 @@ size_t sf_conv3d_packed_bytes(const sf_topt *o, int Cin, int Cout, int flip)
   (void)o, (void)Cin, (void)Cout, (void)flip;
   return 0; /* simulated kernels: nothing to pack */
 #else
-  const char *env = getenv("SF_BF16_PREPACK"); /* 0: every task packs its own copy (the comparison path) */
-  if (!o->bf16 || (env && !strcmp(env, "0")) || sf_runtime_nworkers() != sf_runtime_ncpu_workers()) return 0;
+  /* SF_BF16_PREPACK=0: every task packs its own copy (the comparison path) */
+  if (!o->bf16 || sf_switch_is("SF_BF16_PREPACK", "0") || sf_runtime_nworkers() != sf_runtime_ncpu_workers()) return 0;
   return sf_conv3d_bf16_packed_bytes(Cin, Cout, flip);
 #endif
 }

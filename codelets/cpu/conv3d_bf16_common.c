@@ -16,6 +16,7 @@
 #include "scaffold/ops.h"
 
 #include "conv3d_bf16_internal.h"
+#include "scaffold/switches.h"
 
 SF_BF16_TARGET void sf_bf16_from_floats(sf_bf16 *dst, const float *src, size_t n)
 {
@@ -132,19 +133,15 @@ static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
 
 static void engine_decide(void)
 {
-  const char *want = getenv("SF_CPU_BF16");
+  const char *want = sf_switch("SF_CPU_BF16");
   sf_bf16_engine best = sf_bf16_engine_supported();
   engine_active = best;
-  if (!want || !*want) return;
-  int req = -1;
+  if (!want) return;
+  int req = -1; /* the switch table admits only the engines' names */
   for (int i = 0; i < (int)(sizeof engine_names / sizeof *engine_names); i++)
     if (!strcmp(want, engine_names[i])) req = i;
-  if (req < 0)
-    fprintf(stderr,
-            "warning: SF_CPU_BF16=%s is not one of none, vdpbf16ps, amx; using "
-            "%s\n",
-            want, sf_bf16_engine_name(best));
-  else if (req > (int)best)
+  SF_ASSERT(req >= 0);
+  if (req > (int)best)
     fprintf(stderr, "warning: SF_CPU_BF16=%s asks for more than this CPU has; using %s\n", want,
             sf_bf16_engine_name(best));
   else

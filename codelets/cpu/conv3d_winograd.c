@@ -18,6 +18,7 @@
 #include "scaffold/workspace.h"
 
 #include "conv3d_winograd_internal.h"
+#include "scaffold/switches.h"
 
 /* Workspace slots: the direct kernels' slots (idle while this runs) */
 #define SF_WINO_U_SLOT 0
@@ -39,8 +40,7 @@ static int wino_on = -1;
 static pthread_once_t wino_once = PTHREAD_ONCE_INIT;
 static void wino_decide(void)
 {
-  const char *e = getenv("SF_CONV_WINOGRAD");
-  wino_on = !(e && !strcmp(e, "0"));
+  wino_on = !sf_switch_is("SF_CONV_WINOGRAD", "0");
 }
 
 int sf_conv_winograd_active(void)

@@ -1,6 +1,8 @@
 /* Run-time choice of the CPU kernel set (scaffold/cpu_isa.h) and the OpenBLAS core report. */
 #include "scaffold/cpu_isa.h"
 #include "scaffold/ops.h"
+#include "scaffold/common.h"
+#include "scaffold/switches.h"
 
 #include <cblas.h>
 #include <pthread.h>
@@ -38,19 +40,17 @@ static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
 
 static void isa_decide(void)
 {
-  const char *direct = getenv("SF_CONV_DIRECT"), *want = getenv("SF_CPU_ISA");
+  const char *direct = sf_switch("SF_CONV_DIRECT"), *want = sf_switch("SF_CPU_ISA");
   sf_cpu_isa best = sf_cpu_isa_supported();
   isa_active = best;
   if (direct && !strcmp(direct, "0")) {
     isa_active = SF_ISA_NONE;
     return;
   }
-  if (!want || !*want) return;
-  int req = sf_cpu_isa_parse(want);
-  if (req < 0)
-    fprintf(stderr, "warning: SF_CPU_ISA=%s is not one of none, c, avx2, avx512; using %s\n", want,
-            sf_cpu_isa_name(best));
-  else if (req > (int)best)
+  if (!want) return;
+  int req = sf_cpu_isa_parse(want); /* the switch table admits only the sets' names */
+  SF_ASSERT(req >= 0);
+  if (req > (int)best)
     fprintf(stderr, "warning: SF_CPU_ISA=%s asks for more than this CPU has; using %s\n", want,
             sf_cpu_isa_name(best));
   else

@@ -132,6 +132,11 @@ int sf_config_from_cli(sf_config *c, int argc, char **argv, int first, int *verb
  * stdout. -h/--help is offered to `extra` first (so a command can print its own usage and then
  * sf_config_print_cli_help); otherwise it prints sf_config_print_cli_help and exits 0. */
 void sf_config_print_cli_help(FILE *out);
+/* Classifies argv[i] as sf_config_from_cli would, without reading or applying anything: the number
+ * of arguments the option occupies (1 + its separate values), 0 when it is not one of the shared
+ * config options, -1 when its values are missing. For --set, *set_kv receives the KEY=VALUE text
+ * (else NULL). `scaffold rerun` checks a result file's recorded arguments with it. */
+int sf_config_cli_option(int argc, char **argv, int i, const char **set_kv);
 
 int sf_config_nkeys(void);
 const char *sf_config_key_name(int i); /* table order; NULL when out of range */

@@ -9,6 +9,7 @@
 #include "scaffold/bench.h"
 #include "scaffold/common.h"
 #include "scaffold/fsutil.h"
+#include "scaffold/switches.h"
 
 char *sf_json_print(const cJSON *j)
 {
@@ -138,8 +139,8 @@ char *sf_result_filename(const char *name, const char *job_id, int success, doub
 
 const char *sf_config_dir(void)
 {
-  const char *e = getenv("SF_CONFIG_DIR");
-  if (e && *e) return e;
+  const char *e = sf_switch("SF_CONFIG_DIR");
+  if (e) return e;
 #ifdef SF_SOURCE_DIR
   return SF_SOURCE_DIR "/configs";
 #else

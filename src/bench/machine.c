@@ -8,6 +8,7 @@
 #include "scaffold/bench.h"
 #include "scaffold/common.h"
 #include "scaffold/fsutil.h"
+#include "scaffold/switches.h"
 
 #if __has_include(<starpu_config.h>)
 #include <starpu_config.h>
@@ -144,8 +145,8 @@ cJSON *sf_machine_json(void)
 
 int sf_machine_has_cuda(char *why, size_t n)
 {
-  const char *force = getenv("SF_HAVE_CUDA");
-  if (force && *force) {
+  const char *force = sf_switch("SF_HAVE_CUDA");
+  if (force) {
     int yes = strcmp(force, "0") != 0;
     snprintf(why, n, "SF_HAVE_CUDA=%s", force);
     return yes;

@@ -31,6 +31,7 @@
 #include "scaffold/tasks.h"
 #include "scaffold/trace.h"
 #include "scaffold/trainer.h"
+#include "scaffold/switches.h"
 
 typedef struct {
   sf_bench_opts bench;
@@ -401,7 +402,7 @@ int sf_cmd_benchmark(int argc, char **argv)
   else if (c.torch_amp) /* upstream's CPU autocast runs the convolutions in bf16: say that ours cannot here */
     sf_warn("torch_amp: 1: this CPU has no bf16 instructions (AVX512_BF16%s), so CPU workers compute the "
             "convolutions in fp32 where upstream's CPU autocast would run them in bf16; CUDA workers run bf16",
-            getenv("SF_CPU_BF16") ? ", or SF_CPU_BF16 turned them off" : "");
+            sf_switch("SF_CPU_BF16") ? ", or SF_CPU_BF16 turned them off" : "");
   sf_result_set_string(res, "cpu_precision", c.torch_amp && bf16_engine ? "bf16" : "fp32");
   if (sf_dist_active())
     sf_info("benchmark: %d MPI ranks = %d data-parallel replica(s) x %d spatial shard(s) (StarPU-MPI); rank 0 "

@@ -25,6 +25,7 @@
 #include "scaffold/model.h"
 #include "scaffold/runtime.h"
 #include "scaffold/tensor.h"
+#include "scaffold/switches.h"
 
 static void check_batch(const sf_config *c)
 {
@@ -79,7 +80,7 @@ static void plan_layout(const sf_config *c, int spatial, sf_memplan_layout *l)
   const char *env = getenv("STARPU_NCPU");
   if (ncpu < 0 && env && *env) ncpu = strtol(env, NULL, 10);
   if (ncpu < 0) ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-  const char *gp = getenv("SF_GRAD_PART_MAX_FLOATS");
+  const char *gp = sf_switch("SF_GRAD_PART_MAX_FLOATS");
   int grid[3]; /* depth shards, and the H/W blocks of dc_num_shards */
   sf_config_shard_grid(c, grid);
   const int hw = grid[1] * grid[2];

@@ -19,6 +19,7 @@
 #include "scaffold/common.h"
 #include "scaffold/fsutil.h"
 #include "scaffold/shell.h"
+#include "scaffold/switches.h"
 
 static void usage(FILE *f)
 {
@@ -474,7 +475,7 @@ int sf_cmd_jobs(int argc, char **argv)
   if (!sf_file_exists(ppath)) sf_die(SF_EXIT_USAGE, "jobs: profile '%s' not found (looked for %s)", profile, ppath);
   char default_out[512];
   if (!c.out) {
-    const char *root = getenv("SF_OUTROOT");
+    const char *root = sf_switch("SF_OUTROOT");
     if (!root || !*root) {
       if (!c.dry) sf_die(SF_EXIT_USAGE, "jobs: missing -o OUT (or set SF_OUTROOT for a dated directory under it)");
       root = ".";

@@ -16,6 +16,7 @@
 #include "scaffold/common.h"
 #include "scaffold/fsutil.h"
 #include "scaffold/shell.h"
+#include "scaffold/switches.h"
 
 static void usage(FILE *f)
 {
@@ -154,7 +155,7 @@ int sf_cmd_run(int argc, char **argv)
   if (!bo.experiment_name) bo.experiment_name = sf_strdup("scaffold.benchmark");
 
   /* The child's argv. */
-  const char *exe_env = getenv("SF_RUN_BENCHMARK_EXE");
+  const char *exe_env = sf_switch("SF_RUN_BENCHMARK_EXE");
   char *exe = exe_env && *exe_env ? sf_strdup(exe_env) : self_exe();
   size_t nargs = (size_t)(argc - first_arg);
   char **cargv = sf_calloc(nargs + 16, sizeof *cargv, "argv");

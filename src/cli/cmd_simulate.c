@@ -12,6 +12,7 @@
 #include "scaffold/config.h"
 #include "scaffold/fsutil.h"
 #include "simulate.h"
+#include "scaffold/switches.h"
 
 typedef struct {
   const char *cls, *schedulers, *mixes, *out, *sim_bin;
@@ -73,7 +74,7 @@ static int extra_opt(void *ctx, int argc, char **argv, int i)
 static const char *find_sim_bin(const char *given)
 {
   static char def[4096];
-  const char *env = getenv("SCAFFOLD_SIM");
+  const char *env = sf_switch("SCAFFOLD_SIM");
   snprintf(def, sizeof def, "%s/build-sim/scaffold-sim", SF_SOURCE_DIR);
   const char *bin = given ? given : env && *env ? env : def;
   if (access(bin, X_OK) != 0)

@@ -5,6 +5,7 @@
 #include "scaffold/cli.h"
 #include "scaffold/runtime.h"
 #include "scaffold/common.h"
+#include "scaffold/switches.h"
 
 typedef struct {
   const char *name;
@@ -44,6 +45,7 @@ int main(int argc, char **argv)
     usage(stdout);
     return 0;
   }
+  sf_switches_check(); /* a bad SF_* value is refused before any command starts */
   if (!strcmp(argv[1], "--version")) {
     printf("scaffold %s\n", SF_VERSION);
     return 0;

@@ -11,11 +11,12 @@
 #include "scaffold/fsutil.h"
 #include "scaffold/runtime.h"
 #include "simulate.h"
+#include "scaffold/switches.h"
 
 static char *class_path(const char *arg)
 {
   if (strchr(arg, '/')) return sf_strdup(arg);
-  const char *root = getenv("SF_PERFMODELS_DIR");
+  const char *root = sf_switch("SF_PERFMODELS_DIR");
   char *base = root && *root ? sf_strdup(root) : sf_path_join(SF_SOURCE_DIR, "perfmodels");
   char *p = sf_path_join(base, arg);
   free(base);

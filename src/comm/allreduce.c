@@ -11,6 +11,7 @@
 #include "scaffold/common.h"
 #include "scaffold/dist.h"
 #include "scaffold/tasks.h"
+#include "scaffold/switches.h"
 
 struct sf_allreduce {
   int P;
@@ -37,8 +38,7 @@ sf_allreduce *sf_allreduce_create(const sf_handle *v, const size_t *n, int P, fl
   memcpy(a->v, v, (size_t)P * sizeof *a->v);
   memcpy(a->n, n, (size_t)P * sizeof *a->n);
   for (int p = 0; p < P; p++) a->total += n[p];
-  const char *ge = getenv("SF_ALLREDUCE_GATE");
-  a->gate = !(ge && !strcmp(ge, "0"));
+  a->gate = !sf_switch_is("SF_ALLREDUCE_GATE", "0");
   a->p2 = 1;
   while (a->p2 * 2 <= size) a->p2 *= 2;
   for (int s = 1; s < a->p2; s *= 2) a->rounds++;

@@ -8,6 +8,7 @@
 
 #include "config_internal.h"
 #include "scaffold/common.h"
+#include "scaffold/switches.h"
 
 static int nargs_of(int k) { return sf_keys[k].type == SF_KT_INT3 ? 3 : 1; }
 
@@ -84,6 +85,28 @@ __attribute__((noreturn)) static void unknown_option(const char *a)
     }
   }
   sf_die(SF_EXIT_USAGE, "unknown option '%s' (--help lists the options)", a);
+}
+
+int sf_config_cli_option(int argc, char **argv, int i, const char **set_kv)
+{
+  const char *a = argv[i];
+  *set_kv = NULL;
+  if (a[0] != '-' || !strcmp(a, "-") || !strcmp(a, "--")) return 0;
+  if (!strcmp(a, "-v") || !strcmp(a, "--verbose") || (a[1] == 'v' && strspn(a + 1, "v") == strlen(a + 1))) return 1;
+  const char *eq = !strncmp(a, "--", 2) ? strchr(a, '=') : NULL;
+  size_t optlen = eq ? (size_t)(eq - a) : strlen(a);
+  int na;
+  if (!strcmp(a, "-c") || (optlen == 8 && !strncmp(a, "--config", 8))) na = 1;
+  else if (optlen == 5 && !strncmp(a, "--set", 5)) na = 1;
+  else {
+    int k = flag_key(a, optlen);
+    if (k < 0) return 0;
+    na = nargs_of(k);
+    if (eq && na != 1) return -1;
+  }
+  if (!eq && i + na >= argc) return -1;
+  if (optlen == 5 && !strncmp(a, "--set", 5)) *set_kv = eq ? eq + 1 : argv[i + 1];
+  return eq ? 1 : 1 + na;
 }
 
 typedef struct {
@@ -190,7 +213,10 @@ int sf_config_from_cli(sf_config *c, int argc, char **argv, int first, int *verb
   }
   sf_config_finalize(c);
   if (verbose) *verbose = nverbose;
-  if (nverbose > 0) sf_config_print(c, stdout);
+  if (nverbose > 0) {
+    sf_config_print(c, stdout);
+    sf_switches_print(stdout);
+  }
   free(files);
   free(ov);
   return i;

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 
 #include "scaffold/common.h"
+#include "scaffold/switches.h"
 
 #ifdef SF_HAVE_MPI
 #include <mpi.h>
@@ -107,8 +108,7 @@ void sf_dist_init(void)
            provided, MPI_THREAD_MULTIPLE);
   MPI_Comm_dup(MPI_COMM_WORLD, &g_world);
   g_replicas = g_size;
-  const char *all = getenv("SF_DIST_ALL_STDOUT");
-  if (g_rank != 0 && !(all && !strcmp(all, "1"))) {
+  if (g_rank != 0 && !sf_switch_is("SF_DIST_ALL_STDOUT", "1")) {
     fflush(stdout);
     int fd = open("/dev/null", O_WRONLY);
     if (fd >= 0) {

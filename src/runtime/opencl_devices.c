@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "scaffold/common.h"
+#include "scaffold/switches.h"
 
 #define SF_OCL_MAX_KERNELS 64 /* kernels the launchers may register */
 
@@ -193,8 +194,7 @@ static void build_device(int devid)
   if (!(scfg & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) || !(scfg & CL_FP_DENORM)) g_ieee_ok = 0;
   /* correctly rounded float / and sqrt (Adam's op order) where the device offers it */
   const char *opts = (scfg & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) ? "-cl-fp32-correctly-rounded-divide-sqrt" : "";
-  const char *dir = getenv("SF_OPENCL_KERNEL_DIR");
-  if (dir && !dir[0]) dir = NULL;
+  const char *dir = sf_switch("SF_OPENCL_KERNEL_DIR");
   for (int s = 0; s < sf_opencl_embedded_count; s++) {
     char label[4096];
     char *owned = NULL;

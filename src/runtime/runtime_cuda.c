@@ -17,6 +17,7 @@
 #include <cuda_runtime_api.h>
 
 #include "scaffold/ops_cuda.h"
+#include "scaffold/switches.h"
 
 typedef enum { ENG_AUTO = 0, ENG_CUBLAS = 1, ENG_CUDNN = 2 } engine_t;
 static unsigned g_prec;      /* 0, SF_GPU_TF32 or SF_GPU_BF16 */
@@ -50,7 +51,7 @@ static size_t min_device_bytes(void)
 static int read_env(void)
 {
   int prec = -1;
-  const char *m = getenv("SF_CUDA_MATH");
+  const char *m = sf_switch("SF_CUDA_MATH");
   if (m && *m) {
     if (!strcmp(m, "fp32")) prec = 0;
     else if (!strcmp(m, "tf32")) prec = SF_GPU_TF32;
@@ -58,7 +59,7 @@ static int read_env(void)
     else sf_die(SF_EXIT_USAGE, "environment SF_CUDA_MATH='%s': expected fp32, tf32 or bf16", m);
   }
   g_engine = ENG_AUTO;
-  const char *e = getenv("SF_CUDA_CONV");
+  const char *e = sf_switch("SF_CUDA_CONV");
   if (e && *e) {
     if (!strcmp(e, "auto")) g_engine = ENG_AUTO;
     else if (!strcmp(e, "cublas")) g_engine = ENG_CUBLAS;

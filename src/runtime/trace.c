@@ -16,6 +16,7 @@
 
 #include "scaffold/common.h"
 #include "scaffold/fsutil.h"
+#include "scaffold/switches.h"
 
 #define SF_TRACE_BUF 16384 /* records per worker between two collects */
 #define NAME_LEN 40
@@ -170,7 +171,7 @@ int sf_trace_begin_as(const char *dir, const char *process_name, const char *act
   memset(&T, 0, sizeof T);
   int training = !strcmp(activity, "training");
   T.nworkers = (int)starpu_worker_get_count();
-  const char *me = getenv("SF_TRACE_MAX_EVENTS");
+  const char *me = sf_switch("SF_TRACE_MAX_EVENTS");
   T.max_events = me && *me ? atol(me) : 1000000;
   if (T.max_events < 0) T.max_events = 0;
   T.dir = sf_strdup(dir);

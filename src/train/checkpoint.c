@@ -31,6 +31,7 @@
 #include "scaffold/common.h"
 #include "scaffold/fsutil.h"
 #include "scaffold/trainer.h"
+#include "scaffold/switches.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "checkpoint.c writes float arrays in host order and assumes a little-endian host"
@@ -187,7 +188,7 @@ static void decode_header(const unsigned char *b, sf_ckpt_state *s)
 /* ---- writing ---- */
 static void test_commit_delay(long epoch)
 {
-  const char *ms = getenv("SF_TEST_CKPT_COMMIT_DELAY_MS"), *from = getenv("SF_TEST_CKPT_COMMIT_DELAY_FROM_EPOCH");
+  const char *ms = sf_switch("SF_TEST_CKPT_COMMIT_DELAY_MS"), *from = sf_switch("SF_TEST_CKPT_COMMIT_DELAY_FROM_EPOCH");
   long d = ms && *ms ? atol(ms) : 0;
   if (d <= 0 || (from && *from && epoch < atol(from))) return;
   struct timespec ts = {d / 1000, (d % 1000) * 1000000L};

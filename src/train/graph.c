@@ -12,6 +12,7 @@
 #include "scaffold/dist.h"
 #include "scaffold/ops.h"
 #include "scaffold/runtime.h"
+#include "scaffold/switches.h"
 
 int sf_graph_auto_slabs(int coarse_edge, int nworkers, int deterministic, long top_floats)
 {
@@ -198,7 +199,7 @@ static void choose_partial_grads(sf_graph *g)
   int nw = sf_runtime_nworkers();
   int small_ok = g->S > 1 && g->spatial <= 1 && nw > 1; /* ranks may differ in workers */
   size_t max_floats = SF_GRAD_PART_MAX_FLOATS;
-  const char *env = getenv("SF_GRAD_PART_MAX_FLOATS");
+  const char *env = sf_switch("SF_GRAD_PART_MAX_FLOATS");
   if (env && *env) max_floats = (size_t)strtoull(env, NULL, 10);
   g->part_grad = sf_calloc((size_t)P, 1, "gradient partial flags");
   g->part_off = sf_calloc((size_t)P, sizeof(size_t), "gradient partial offsets");
@@ -645,7 +646,7 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
   const int cap = coarse < SF_MAX_SLABS ? coarse : SF_MAX_SLABS;
   int grid[3]; /* shards along depth, rows, columns; one H/W block per shard along rows and columns */
   sf_config_shard_grid(c, grid);
-  const char *hw = getenv("SF_HW_BLOCKS"); /* tests: H/W blocks in one process, "RxC" */
+  const char *hw = sf_switch("SF_HW_BLOCKS"); /* H/W blocks in one process, "RxC" */
   if (hw && *hw && T == 1) {
     int ok = sscanf(hw, "%dx%d", &grid[1], &grid[2]) == 2;
     for (int a = 1; a <= 2 && ok; a++) /* as a grid: up to the bottleneck edge, or a power of two beyond */

@@ -16,6 +16,7 @@
 #include "scaffold/tasks.h"
 #include "scaffold/trace.h"
 #include "train_internal.h"
+#include "scaffold/switches.h"
 
 void sf_train_install_signals(void) { sf_signals_install(); }
 
@@ -40,8 +41,7 @@ void sf_tctx_init(sf_tctx *t, const sf_train_setup *s)
   t->R = sf_dist_replicas();
   t->rep = sf_dist_replica();
   t->contrib = sf_dist_shard() == 0;
-  const char *chk = getenv("SF_CHECK_REPLICAS");
-  t->check_replicas = chk && !strcmp(chk, "1");
+  t->check_replicas = sf_switch_is("SF_CHECK_REPLICAS", "1");
   t->per = sf_sampler_per_replica(t->n_train, t->R);
   sf_graph_sample_box(s->graph, t->box_lo, t->box_n); /* a spatial shard: its blocks only */
   size_t vox = (size_t)t->box_n[0] * t->box_n[1] * t->box_n[2];

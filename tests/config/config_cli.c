@@ -4,7 +4,7 @@
  *   --write-yaml PATH        sf_config_write_yaml
  *   --write-overrides PATH   sf_config_write_overrides_yaml
  *   --markdown               print the generated key table (sf_config_write_markdown) instead
- *   --update-docs PATH       rewrite the generated key table inside docs/config.md
+ *   --update-docs PATH       rewrite the generated key and switch tables inside docs/config.md
  * Exit status: 0, or 2 for any configuration or usage error (from sf_die). */
 #include <errno.h>
 #include <stdio.h>
@@ -46,24 +46,27 @@ static int tool_option(void *ctx, int argc, char **argv, int i)
 
 static void update_docs(const char *path)
 {
-  size_t len = 0, start = 0, end = 0;
-  char *doc = sf_read_file(path, &len);
-  if (!doc) sf_die(SF_EXIT_FAILURE, "cannot read '%s': %s", path, strerror(errno));
-  char *old = sf_doc_extract(doc, &start, &end);
-  if (!old)
-    sf_die(SF_EXIT_FAILURE, "'%s' lacks the marker lines '%s ...' and '%s'", path, SF_DOC_BEGIN,
-           SF_DOC_END);
-  char *gen = sf_doc_generate();
-  sf_atomic_file a;
-  if (sf_atomic_open(&a, path) != 0) sf_die(SF_EXIT_FAILURE, "cannot write '%s': %s", path, strerror(errno));
-  fwrite(doc, 1, start, a.f);
-  fputs(gen, a.f);
-  fputs(doc + end, a.f);
-  if (sf_atomic_commit(&a) != 0) sf_die(SF_EXIT_FAILURE, "cannot write '%s': %s", path, strerror(errno));
-  printf("%s: key table %s\n", path, strcmp(old, gen) ? "updated" : "already up to date");
-  free(old);
-  free(gen);
-  free(doc);
+  int nb = 0;
+  const sf_doc_block *blocks = sf_doc_blocks(&nb);
+  for (int k = 0; k < nb; k++) {
+    size_t len = 0, start = 0, end = 0;
+    char *doc = sf_read_file(path, &len);
+    if (!doc) sf_die(SF_EXIT_FAILURE, "cannot read '%s': %s", path, strerror(errno));
+    char *old = sf_doc_extract_block(doc, &blocks[k], &start, &end);
+    if (!old)
+      sf_die(SF_EXIT_FAILURE, "'%s' lacks the marker lines '%s ...' and '%s'", path, blocks[k].begin, blocks[k].end);
+    char *gen = blocks[k].generate();
+    sf_atomic_file a;
+    if (sf_atomic_open(&a, path) != 0) sf_die(SF_EXIT_FAILURE, "cannot write '%s': %s", path, strerror(errno));
+    fwrite(doc, 1, start, a.f);
+    fputs(gen, a.f);
+    fputs(doc + end, a.f);
+    if (sf_atomic_commit(&a) != 0) sf_die(SF_EXIT_FAILURE, "cannot write '%s': %s", path, strerror(errno));
+    printf("%s: %s %s\n", path, blocks[k].what, strcmp(old, gen) ? "updated" : "already up to date");
+    free(old);
+    free(gen);
+    free(doc);
+  }
 }
 
 int main(int argc, char **argv)
