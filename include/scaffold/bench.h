@@ -50,6 +50,13 @@ void sf_bench_opts_free(sf_bench_opts *o);
  * --experiment-name, --job-id, --extra); *nargs gets how many arguments it spans (1 or 2).
  * These are left out of the recorded call.argv, so that `scaffold rerun` reproduces only the test. */
 int sf_bench_opt_is_identity(int argc, char **argv, int i, int *nargs);
+/* 1 when name is a plain experiment name: letters, digits, '.', '_' and '-', not starting with '.',
+ * at most 200 bytes (result files are named after it, so it must never reach outside OUT). */
+int sf_bench_name_ok(const char *name);
+
+/* 1 when a result file may record the environment variable name=value and `scaffold rerun` may
+ * apply it again (src/bench/environ_policy.c); else 0 with the reason in why. */
+int sf_environ_replayable(const char *name, const char *value, char *why, size_t n);
 
 /* One result JSON. */
 typedef struct sf_result sf_result;

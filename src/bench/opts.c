@@ -60,6 +60,13 @@ int sf_bench_opt_is_identity(int argc, char **argv, int i, int *nargs)
   return 0;
 }
 
+int sf_bench_name_ok(const char *name)
+{
+  static const char ok[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
+  size_t n = strlen(name);
+  return n > 0 && n <= 200 && name[0] != '.' && strspn(name, ok) == n;
+}
+
 static void set_str(char **dst, const char *v)
 {
   free(*dst);
@@ -98,7 +105,9 @@ int sf_bench_opts_parse(void *ctx, int argc, char **argv, int i)
     return k;
   }
   if ((k = match(argc, argv, i, "--experiment-name", &v))) {
-    if (!*v) sf_die(SF_EXIT_USAGE, "--experiment-name: expected a name like <suite>.<test>, got an empty string");
+    if (!sf_bench_name_ok(v))
+      sf_die(SF_EXIT_USAGE, "--experiment-name '%s': expected a name like <suite>.<test> (letters, digits, '.', '_', "
+             "'-'; not starting with '.'; at most 200 characters)", v);
     set_str(&o->experiment_name, v);
     return k;
   }

@@ -26,17 +26,15 @@ struct sf_result {
 
 static sf_result *g_pending; /* the result the exit hook writes if the process exits early */
 
+/* "NAME=VALUE" is recorded when `scaffold rerun` may apply it again (src/bench/environ_policy.c). */
 static int env_recorded(const char *kv)
 {
-  static const char *const prefixes[] = {"STARPU_", "OMP_", "OPENBLAS_", "SF_"};
-  static const char *const exact[] = {"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"};
-  for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
-    if (!strncmp(kv, prefixes[i], strlen(prefixes[i]))) return 1;
-  for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++) {
-    size_t n = strlen(exact[i]);
-    if (!strncmp(kv, exact[i], n) && kv[n] == '=') return 1;
-  }
-  return 0;
+  const char *eq = strchr(kv, '=');
+  char name[256], why[512];
+  if (!eq || (size_t)(eq - kv) >= sizeof name) return 0;
+  memcpy(name, kv, (size_t)(eq - kv));
+  name[eq - kv] = '\0';
+  return sf_environ_replayable(name, eq + 1, why, sizeof why);
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }

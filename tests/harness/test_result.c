@@ -126,7 +126,11 @@ int main(void)
   /* ---- a successful result ---- */
   setenv("STARPU_SCHED", "dmda", 1);
   setenv("OMP_NUM_THREADS", "1", 1);
-  setenv("SF_FOO", "bar", 1);
+  setenv("SF_FOO", "bar", 1);              /* not a switch of the product */
+  setenv("SF_CPU_ISA", "c", 1);             /* a replayable switch */
+  setenv("SF_RUN_BENCHMARK_EXE", "/bin/true", 1); /* a test hook */
+  setenv("STARPU_HOME", "/tmp", 1);         /* a StarPU path */
+  setenv("OMP_TOOL_LIBRARIES", "x.so", 1);  /* loads a library */
   setenv("CUDA_VISIBLE_DEVICES", "0", 1);
   setenv("NOT_RECORDED", "x", 1);
   sf_result *r = sf_result_begin(&o, argc, argv);
@@ -173,10 +177,13 @@ int main(void)
              "success true, error null");
     cJSON *env = cJSON_GetObjectItem(j, "environ");
     SF_CHECK(cJSON_GetObjectItem(env, "STARPU_SCHED") && cJSON_GetObjectItem(env, "OMP_NUM_THREADS") &&
-                 cJSON_GetObjectItem(env, "SF_FOO") && cJSON_GetObjectItem(env, "CUDA_VISIBLE_DEVICES"),
-             "environ must hold STARPU_*, OMP_*, SF_*, CUDA_VISIBLE_DEVICES");
+                 cJSON_GetObjectItem(env, "SF_CPU_ISA") && cJSON_GetObjectItem(env, "CUDA_VISIBLE_DEVICES"),
+             "environ must hold the replayable STARPU_*, OMP_*, SF_* switches and CUDA_VISIBLE_DEVICES");
     SF_CHECK(!cJSON_GetObjectItem(env, "NOT_RECORDED") && !cJSON_GetObjectItem(env, "HOME"),
              "environ must be a subset");
+    static const char *const never[] = {"SF_FOO", "SF_RUN_BENCHMARK_EXE", "STARPU_HOME", "OMP_TOOL_LIBRARIES"};
+    for (int i = 0; i < 4; i++)
+      SF_CHECK(!cJSON_GetObjectItem(env, never[i]), "environ records %s, which rerun may not apply", never[i]);
     SF_CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "metrics"), "loss")->valuedouble == 0.125, "metrics.loss");
     cJSON *tr = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "timings"), "train");
     /* 16 steps of 0.125 s, 2 samples, 3 GFLOP each, 0.25 s slices: 8 slices of 16/s and 24 GFLOP/s. */
