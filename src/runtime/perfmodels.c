@@ -24,6 +24,7 @@
 #include "scaffold/fsutil.h"
 #include "scaffold/sha256.h"
 #include "perfmodels_notice.h"
+#include "scaffold/switches.h"
 
 #ifdef SF_SOURCE_DIR
 #define SF_PERFMODELS_DEFAULT_DIR SF_SOURCE_DIR "/perfmodels"
@@ -118,6 +119,21 @@ static char *trim(char *s)
   return s;
 }
 
+/* A MATCH file is data from wherever the class came from: its model_name regex is matched only
+ * when it is short and has no back-reference, the one ERE feature glibc cannot match in
+ * polynomial time. */
+#define MATCH_REGEX_MAX 256
+static int cheap_regex(const char *re)
+{
+  if (strlen(re) > MATCH_REGEX_MAX) return 0;
+  for (const char *p = re; *p; p++)
+    if (*p == '\\' && p[1]) {
+      if (p[1] >= '1' && p[1] <= '9') return 0;
+      p++;
+    }
+  return 1;
+}
+
 /* Reads perfmodels/<class>/MATCH: "key = value" lines, '#' comment lines. Every key given must hold:
  *   model_name = ERE    POSIX extended regex searched in /proc/cpuinfo "model name"
  *   cpu_family = N      /proc/cpuinfo "cpu family"
@@ -149,6 +165,13 @@ static int match_class(const char *path, const machine *m, char *why, size_t wl)
     nkeys++;
     int ok;
     if (!strcmp(key, "model_name")) {
+      if (!cheap_regex(val)) {
+        sf_warn("perfmodels: %s line %d: model_name '%.60s%s' is longer than %d characters or holds a back-reference "
+                "(\\1-\\9), which can make matching take exponential time; class ignored", path, lineno, val,
+                strlen(val) > 60 ? "..." : "", MATCH_REGEX_MAX);
+        result = -1;
+        break;
+      }
       regex_t re;
       int rc = regcomp(&re, val, REG_EXTENDED | REG_NOSUB);
       if (rc != 0) {
@@ -479,7 +502,7 @@ void sf_perfmodels_setup(const char *sched)
     return;
   }
 
-  const char *root = getenv("SF_PERFMODELS_DIR");
+  const char *root = sf_switch("SF_PERFMODELS_DIR");
   int explicit_root = root && root[0];
   if (!explicit_root) root = SF_PERFMODELS_DEFAULT_DIR;
   struct dirent **ents = NULL;

@@ -129,6 +129,13 @@ nomatch)
   probe dmda dmda "$HIST"
   grep -q "^scaffold: warning: perfmodels: $SHIPPED/abad/MATCH line 2: unknown key 'bogus'" "$T/dmda.err" ||
     err "no warning for the unusable MATCH: $(cat "$T/dmda.err")"
+  # a back-reference (exponential matching in glibc) is refused before regcomp, and the class ignored
+  mkdir -p "$SHIPPED/aslow/sampling" && printf 'model_name = ^(.*)(.*)\\2\\1$\n' >"$SHIPPED/aslow/MATCH"
+  probe slow dmda "$HIST"
+  grep -q "^scaffold: warning: perfmodels: $SHIPPED/aslow/MATCH line 1: model_name .* holds a back-reference" \
+    "$T/slow.err" || err "no warning for a back-reference in MATCH: $(cat "$T/slow.err")"
+  [ "$(val HOSTNAME slow)" = "(unset)" ] || err "a class with a back-reference matched: '$(val HOSTNAME slow)'"
+  rm -rf "$SHIPPED/aslow"
   [ "$(val PERF_MODEL_DIR dmda)" = "(unset)" ] || err "STARPU_PERF_MODEL_DIR set to '$(val PERF_MODEL_DIR dmda)'"
   [ "$(val HOSTNAME dmda)" = "(unset)" ] || err "STARPU_HOSTNAME set to '$(val HOSTNAME dmda)'"
   [ "$(grep -c '^runtime: perfmodels: no shipped class' "$T/dmda.out")" = 1 ] ||
