@@ -117,4 +117,27 @@ SF_RUN_BENCHMARK_EXE=$SF_FAKE_BENCH "$SCAFFOLD" rerun "$R" -o "$T/ok" -- --max-c
 check "the genuine result reruns (rc $rc)" test "$rc" -eq 0
 check "the genuine rerun wrote its result" test -n "$(ls "$T"/ok/s.t.*.json 2>/dev/null)"
 check "the planted program never ran" test ! -e "$T/PWNED"
+
+# A genuine result of the real benchmark reruns unchanged: same arguments, same recorded variables.
+(cd "$T" && STARPU_SCHED=eager "$SCAFFOLD" run -o real --experiment-name t.real -- \
+  -c "$SF_SOURCE_DIR/configs/tiny.yml" --max-count 8 > real.o 2>&1); rc=$?
+check "the real benchmark ran (rc $rc)" test "$rc" -eq 0
+REAL=$(ls "$T"/real/t.real.*.json 2>/dev/null | head -1)
+(cd "$T" && env -u STARPU_SCHED "$SCAFFOLD" rerun "$REAL" -o real2 > real2.o 2>&1); rc=$?
+check "the real result reruns (rc $rc)" test "$rc" -eq 0
+AGAIN=$(ls "$T"/real2/t.real.*.json 2>/dev/null | head -1)
+check "the real rerun wrote a result" test -n "$AGAIN"
+if [ -n "$AGAIN" ]; then
+  python3 - "$REAL" "$AGAIN" > "$T/same.txt" 2>&1 <<'EOF'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for k in ("success", "name"):
+    assert a[k] == b[k], f"{k}: {a[k]!r} != {b[k]!r}"
+assert a["call"]["argv"] == b["call"]["argv"], f"call.argv {a['call']['argv']} != {b['call']['argv']}"
+assert a["environ"] == b["environ"], f"environ {a['environ']} != {b['environ']}"
+assert a["environ"].get("STARPU_SCHED") == "eager", f"STARPU_SCHED not recorded: {a['environ']}"
+assert b["success"] is True, f"the rerun failed: {b.get('error')}"
+EOF
+  check "the rerun has the same arguments, environment and success: $(cat "$T/same.txt")" test ! -s "$T/same.txt"
+fi
 finish
