@@ -1,4 +1,4 @@
-# GPU kernels (codelets/cuda/*.cu, interface include/scaffold/ops_cuda.h), included from the top-level
+# GPU kernels (src/kernels/cuda/*.cu, interface include/scaffold/ops_cuda.h), included from the top-level
 # CMakeLists.txt after the CPU targets and the test suite are defined.
 #  - nvcc found (SF_NVCC, cmake/Dependencies.cmake): static library sf_cuda_kernels for sm_90 (H200)
 #    plus compute_90 PTX, linked with cudart (shared, like StarPU's), cuBLAS and, when found and
@@ -17,10 +17,10 @@ option(SF_CUDNN "Build the cuDNN engine of the 3x3x3 convolutions when cuDNN is 
 set(SF_CUDA_ARCHS "90-real;90-virtual" CACHE STRING "CUDA architectures of sf_cuda_kernels (H200 = 90; -virtual = PTX)")
 set(SF_HIP_ARCH "gfx90a" CACHE STRING "AMD GPU target of the HIP build of the kernels")
 
-file(GLOB SF_GPU_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/codelets/cuda/*.cu)
-file(GLOB SF_GPU_HEADERS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/codelets/cuda/*.h)
+file(GLOB SF_GPU_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/kernels/cuda/*.cu)
+file(GLOB SF_GPU_HEADERS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/kernels/cuda/*.h)
 list(APPEND SF_GPU_HEADERS ${CMAKE_SOURCE_DIR}/include/scaffold/ops_cuda.h)
-set(SF_GPU_CUDNN_SOURCE ${CMAKE_SOURCE_DIR}/codelets/cuda/conv3d_cudnn.cu)
+set(SF_GPU_CUDNN_SOURCE ${CMAKE_SOURCE_DIR}/src/kernels/cuda/conv3d_cudnn.cu)
 
 set(SF_HAVE_CUDA_KERNELS OFF)
 set(SF_CUDA_KERNELS_NOTE "")
@@ -56,7 +56,7 @@ else()
   set_property(TARGET sf_cuda_kernels PROPERTY COMPILE_OPTIONS "")
   target_compile_options(sf_cuda_kernels PRIVATE -Xcompiler=-Wall,-Wno-unused-parameter -D_GNU_SOURCE)
   target_include_directories(sf_cuda_kernels PUBLIC ${CMAKE_SOURCE_DIR}/include
-                             PRIVATE ${CMAKE_SOURCE_DIR}/codelets/cuda)
+                             PRIVATE ${CMAKE_SOURCE_DIR}/src/kernels/cuda)
   set_target_properties(sf_cuda_kernels PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON
                         CUDA_RUNTIME_LIBRARY Shared POSITION_INDEPENDENT_CODE ON)
   target_link_libraries(sf_cuda_kernels PUBLIC CUDA::cudart CUDA::cublas)
@@ -123,7 +123,7 @@ else()
     add_custom_command(OUTPUT ${_obj}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/hip
       COMMAND ${SF_HIPCC} -x hip --offload-arch=${SF_HIP_ARCH} -DSF_USE_HIP -std=c++17 -O3 -fPIC
-              -I${CMAKE_SOURCE_DIR}/include -I${CMAKE_SOURCE_DIR}/codelets/cuda -c ${src} -o ${_obj}
+              -I${CMAKE_SOURCE_DIR}/include -I${CMAKE_SOURCE_DIR}/src/kernels/cuda -c ${src} -o ${_obj}
       DEPENDS ${src} ${SF_GPU_HEADERS}
       COMMENT "hipcc ${_n}.cu (${SF_HIP_ARCH})" VERBATIM)
     list(APPEND _sf_hip_objects ${_obj})
@@ -193,7 +193,7 @@ if(SF_BUILD_TESTS AND SF_PYTHON3)
   add_executable(gpu_kernels_emu ${CMAKE_SOURCE_DIR}/tests/gpu/gpu_kernels_check.c ${_sf_emu_cxx})
   # the emulation headers (cuda_runtime.h, cublas_v2.h, ...) must win over any real CUDA include dir
   target_include_directories(gpu_kernels_emu BEFORE PRIVATE ${CMAKE_SOURCE_DIR}/tests/gpu/emu
-                             ${CMAKE_SOURCE_DIR}/codelets/cuda ${CMAKE_SOURCE_DIR}/include)
+                             ${CMAKE_SOURCE_DIR}/src/kernels/cuda ${CMAKE_SOURCE_DIR}/include)
   target_compile_definitions(gpu_kernels_emu PRIVATE SF_GPU_EMU=1 SF_GPU_THREADS=64
                              "SF_GPU_COL_BYTES=((size_t)1024)")
   find_package(Threads REQUIRED)

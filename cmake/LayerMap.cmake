@@ -7,8 +7,9 @@
 #   util      src/util           common helpers, files, RNG, npy, sha256, signals, shell quoting,
 #                                rate slices
 #   config    src/config         the configuration: keys, YAML, CLI overrides
-#   kernels   codelets/cpu,      plain kernels: no StarPU (CPU, and the CUDA kernels built by cmake/Cuda.cmake)
-#             codelets/cuda
+#   kernels   src/kernels        plain kernels: no StarPU; one folder per op family (conv3d/, conv1/, upconv3d/,
+#                                gemm/, groupnorm/, loss/, maxpool3d/, elementwise/, halo/), common/ (kernel-set detection,
+#                                bf16, workspace), cuda/ (the CUDA kernels built by cmake/Cuda.cmake)
 #   runtime   src/runtime        the task runtime interface and its backends (runtime: starpu | openmp |
 #                                sequential): StarPU / StarPU-MPI start-up and shut-down, layout queries,
 #                                data registration and requests, host collectives, trace, perfmodels,
@@ -35,7 +36,7 @@
 set(SF_LAYERS util config kernels runtime codelets comm model datagen train sim harness cli)
 
 set(SF_LAYER_util_DIRS src/util)
-set(SF_LAYER_util_HEADERS common fsutil npy rng sha256 signals shell ratelog switches)
+set(SF_LAYER_util_HEADERS common fsutil npy rng sha256 signals shell ratelog switches json)
 set(SF_LAYER_util_USES util)
 set(SF_LAYER_util_STARPU OFF)
 
@@ -44,8 +45,8 @@ set(SF_LAYER_config_HEADERS config)
 set(SF_LAYER_config_USES config util)
 set(SF_LAYER_config_STARPU OFF)
 
-set(SF_LAYER_kernels_DIRS codelets/cpu codelets/cuda)
-set(SF_LAYER_kernels_HEADERS ops workspace ops_cuda gpu_vendor cpu_isa)
+set(SF_LAYER_kernels_DIRS src/kernels)
+set(SF_LAYER_kernels_HEADERS ops workspace ops_cuda gpu_vendor cpu_isa kernel_choices)
 set(SF_LAYER_kernels_USES kernels util)
 set(SF_LAYER_kernels_STARPU OFF)
 

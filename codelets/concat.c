@@ -1,5 +1,5 @@
 /* StarPU glue for the channel concatenation [skip, upsampled] of the Up block and its backward
- * split, one depth slab per task. CPU = codelets/cpu/concat.c. */
+ * split, one depth slab per task. CPU = src/kernels/elementwise/concat.c. */
 #include "codelet_common.h"
 #include "scaffold/codelet_args.h"
 #include "scaffold/opencl.h"

@@ -1,5 +1,5 @@
 /* StarPU glue for the 1x1x1 convolution with bias (OutConv): forward, dX and dW/db codelets on one
- * depth slab (no halo). CPU = the _blas kernels of codelets/cpu/conv1.c (sgemm, or the
+ * depth slab (no halo). CPU = the _blas kernels of src/kernels/conv1/conv1.c (sgemm, or the
  * direct kernels of conv1_direct.c where they win). */
 #include <string.h>
 
@@ -12,7 +12,7 @@
 static void conv1_fwd_cpu(void *buffers[], void *cl_arg)
 {
   const sf_conv1_args *a = cl_arg;
-  sf_conv1_forward_blas(sf_blk_f(buffers[0]), sf_blk_f(buffers[1]), sf_vec_f(buffers[2]), sf_vec_f(buffers[3]),
+  sf_conv1_forward(sf_blk_f(buffers[0]), sf_blk_f(buffers[1]), sf_vec_f(buffers[2]), sf_vec_f(buffers[3]),
                         sf_blk_vox(buffers[1], a->Cin), a->Cin, a->Cout);
 }
 
@@ -20,7 +20,7 @@ static void conv1_fwd_cpu(void *buffers[], void *cl_arg)
 static void conv1_bwd_data_cpu(void *buffers[], void *cl_arg)
 {
   const sf_conv1_args *a = cl_arg;
-  sf_conv1_backward_data_blas(sf_blk_f(buffers[0]), sf_blk_f(buffers[1]), sf_vec_f(buffers[2]),
+  sf_conv1_backward_data(sf_blk_f(buffers[0]), sf_blk_f(buffers[1]), sf_vec_f(buffers[2]),
                               sf_blk_vox(buffers[0], a->Cin), a->Cin, a->Cout);
 }
 
@@ -33,7 +33,7 @@ static void conv1_bwd_weights_cpu(void *buffers[], void *cl_arg)
     memset(dw, 0, sf_vec_n(buffers[0]) * sizeof(float));
     memset(db, 0, sf_vec_n(buffers[1]) * sizeof(float));
   }
-  sf_conv1_backward_weights_blas(dw, db, sf_blk_f(buffers[2]), sf_blk_f(buffers[3]), sf_blk_vox(buffers[2], a->Cin),
+  sf_conv1_backward_weights(dw, db, sf_blk_f(buffers[2]), sf_blk_f(buffers[3]), sf_blk_vox(buffers[2], a->Cin),
                                  a->Cin, a->Cout);
 }
 

@@ -2,9 +2,9 @@
  * slabs with halos, and a CPU-only dW codelet for the gradient rows of a range of taps.
  * Buffers: [out, in, w, in_lo?, in_hi?]; the halo slabs are passed whole and the
  * kernel gets a pointer to the last plane of slab k-1 and the first plane of slab k+1 (NULL at the
- * volume's faces). CPU = the im2col + OpenBLAS kernels (codelets/cpu/conv3d_blas.c), which hand over to
+ * volume's faces). CPU = the im2col + OpenBLAS kernels (src/kernels/conv3d/conv3d_im2col.c), which hand over to
  * the direct kernels where they win. The _bf16 codelets (sf_topt.bf16, torch_amp: 1) run the bf16
- * engine's kernels on CPU workers (codelets/cpu/conv3d_bf16*.c, conv3d_amx*.c), with their own perfmodels; their
+ * engine's kernels on CPU workers (src/kernels/conv3d/conv3d_bf16*.c, conv3d_amx*.c), with their own perfmodels; their
  * forward and dX read the weights packed once per step (conv3d_pack_bf16, CPU only) where the graph passes them. */
 #include <stdlib.h>
 #include <string.h>
@@ -44,20 +44,20 @@ static void conv3d_weights(void *buffers[], const sf_conv3d_args *a, int t0, int
     f(dw, t0, t1, lo, sf_blk_f(buffers[1]), hi, sf_blk_f(buffers[2]), sf_blk_nz(buffers[1]), a->H, a->W, a->Cin,
       a->Cout);
   else
-    sf_conv3d_backward_weights_blas(dw, lo, sf_blk_f(buffers[1]), hi, sf_blk_f(buffers[2]), sf_blk_nz(buffers[1]), a->H,
+    sf_conv3d_backward_weights(dw, lo, sf_blk_f(buffers[1]), hi, sf_blk_f(buffers[2]), sf_blk_nz(buffers[1]), a->H,
                                     a->W, a->Cin, a->Cout);
 }
 
-static void conv3d_fwd_cpu(void *buffers[], void *cl_arg) { conv3d_slab(buffers, cl_arg, sf_conv3d_forward_blas); }
+static void conv3d_fwd_cpu(void *buffers[], void *cl_arg) { conv3d_slab(buffers, cl_arg, sf_conv3d_forward); }
 static void conv3d_bwd_data_cpu(void *buffers[], void *cl_arg)
 {
-  conv3d_slab(buffers, cl_arg, sf_conv3d_backward_data_blas);
+  conv3d_slab(buffers, cl_arg, sf_conv3d_backward_data);
 }
 static void conv3d_bwd_weights_cpu(void *buffers[], void *cl_arg) { conv3d_weights(buffers, cl_arg, 0, 27, NULL); }
 static void conv3d_bwd_weights_taps_cpu(void *buffers[], void *cl_arg)
 {
   const sf_conv3d_taps_args *r = cl_arg;
-  conv3d_weights(buffers, &r->c, r->t0, r->t1, sf_conv3d_backward_weights_taps_blas);
+  conv3d_weights(buffers, &r->c, r->t0, r->t1, sf_conv3d_backward_weights_taps);
 }
 
 /* buffers: [out, in, w, in_lo?, in_hi?, w_packed]: the bf16 forward (flip 0) or dX on the weights packed once */

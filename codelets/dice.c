@@ -1,5 +1,5 @@
 /* StarPU glue for the hard (argmax) foreground Dice of validation: one per-slab partial-sum task,
- * reduced in slab order by sum_d and finalized on the host. CPU = codelets/cpu/dice.c. */
+ * reduced in slab order by sum_d and finalized on the host. CPU = src/kernels/loss/dice.c. */
 #include <string.h>
 
 #include "codelet_common.h"

@@ -1,7 +1,7 @@
 /* StarPU glue for GroupNorm (+ fused ReLU), exact over the whole volume although the volume is split
  * into slabs (docs/architecture.md §5): per-slab partial statistics (reduced in slab order by sum_d), per-slab
  * normalize; backward per-slab partial sums, one reduce task that also writes dgamma/dbeta, then
- * per-slab dx. CPU = the vector kernels of codelets/cpu/groupnorm_vec.c. */
+ * per-slab dx. CPU = the vector kernels of src/kernels/groupnorm/groupnorm.c. */
 #include <string.h>
 
 #include "codelet_common.h"

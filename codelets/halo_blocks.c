@@ -1,8 +1,8 @@
 /* StarPU glue for the H/W block decomposition (docs/architecture.md §5; kernels in
- * codelets/cpu/halo_blocks.c): the layer copy that fills a halo piece (one row or column layer of a
+ * src/kernels/halo/halo_blocks.c): the layer copy that fills a halo piece (one row or column layer of a
  * block, for the neighbouring rank), the column and row padding that builds a block with its
  * neighbours' border, and the crop / embed between a block and its padded shape. Copies of a few
- * layers. CPU = codelets/cpu/halo_blocks.c; CUDA (cuda_glue/blocks_cuda.c) and OpenCL
+ * layers. CPU = src/kernels/halo/halo_blocks.c; CUDA (cuda_glue/blocks_cuda.c) and OpenCL
  * (opencl/launch_blocks.c) do the same as rectangular device copies (halo_blocks_moves.h). */
 #include "codelet_common.h"
 #include "scaffold/codelet_args.h"

@@ -1,8 +1,8 @@
 /* StarPU glue for the training loss (weighted CE + 1 - soft foreground Dice, spec §6.2-6.3): a
  * per-slab partial-sum task (reduced in slab order by sum_d), a per-slab backward that reads the
  * reduced sums, and for a batch of samples the per-slab parts of its pooled CE weight sum (labels
- * only, so they run before the forward). Labels are uint16 slabs (C = 1). CPU = codelets/cpu/loss_vec.c
- * (the vector variants of codelets/cpu/loss.c's reference). */
+ * only, so they run before the forward). Labels are uint16 slabs (C = 1). CPU = src/kernels/loss/loss.c
+ * (the vector variants of src/kernels/loss/loss_ref.c's reference). */
 #include <string.h>
 
 #include "codelet_common.h"

@@ -1,7 +1,7 @@
 /* StarPU glue for MaxPool 2/2 (the Down block): fine slab k (2nd,2H,2W,C) maps to coarse slab k
  * (nd,H,W,C), so no halo. The backward optionally adds the skip-connection gradient of the same
  * encoder tensor (dx = unpool(dy) + add), which is how the two gradient paths of an encoder output
- * meet. CPU = the vector kernels of codelets/cpu/maxpool3d_vec.c (the add in the same pass). */
+ * meet. CPU = the vector kernels of src/kernels/maxpool3d/maxpool3d.c (the add in the same pass). */
 #include "codelet_common.h"
 #include "scaffold/codelet_args.h"
 #include "scaffold/opencl.h"

@@ -2,7 +2,7 @@
  * clip task that reads every partial in a fixed order and writes [clip coefficient, total norm],
  * and one optimizer task (torch.optim.Adam, SGD or RMSprop) per parameter tensor reading that
  * coefficient. CPU =
- * codelets/cpu/optim.c. */
+ * src/kernels/elementwise/optim.c. */
 #include <math.h>
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* StarPU glue for the transposed convolution (kernel 2, stride 2, bias) of the Up path: forward,
  * dX and dW/db codelets. Coarse slab k (nd,H,W,Cin) maps to fine slab k (2nd,2H,2W,Cout), so no
- * halo is needed. CPU = the _blas kernels of codelets/cpu/upconv3d_blas.c (sgemm, or the direct
+ * halo is needed. CPU = the _blas kernels of src/kernels/upconv3d/upconv3d_blas.c (sgemm, or the direct
  * kernels of upconv3d_direct.c where they win); the _bf16 codelets (sf_topt.bf16, torch_amp: 1) run the
  * bf16 kernels (AMX tiles), with their own perfmodels. */
 #include <string.h>
@@ -44,9 +44,9 @@ static void upconv3d_bwd_weights(void *buffers[], void *cl_arg, upconv_dw_fn f)
   f(dw, db, sf_blk_f(buffers[2]), sf_blk_f(buffers[3]), COARSE(buffers[2], a->Cin), a->Cin, a->Cout);
 }
 
-static void upconv3d_fwd_cpu(void *b[], void *a) { upconv3d_fwd(b, a, sf_upconv3d_forward_blas); }
-static void upconv3d_bwd_data_cpu(void *b[], void *a) { upconv3d_bwd_data(b, a, sf_upconv3d_backward_data_blas); }
-static void upconv3d_bwd_weights_cpu(void *b[], void *a) { upconv3d_bwd_weights(b, a, sf_upconv3d_backward_weights_blas); }
+static void upconv3d_fwd_cpu(void *b[], void *a) { upconv3d_fwd(b, a, sf_upconv3d_forward); }
+static void upconv3d_bwd_data_cpu(void *b[], void *a) { upconv3d_bwd_data(b, a, sf_upconv3d_backward_data); }
+static void upconv3d_bwd_weights_cpu(void *b[], void *a) { upconv3d_bwd_weights(b, a, sf_upconv3d_backward_weights); }
 /* The bf16 codelets (sf_topt.bf16, torch_amp: 1): the same buffers, bf16 operands on AMX tiles */
 static void upconv3d_fwd_bf16_cpu(void *b[], void *a) { upconv3d_fwd(b, a, sf_upconv3d_forward_bf16); }
 static void upconv3d_bwd_data_bf16_cpu(void *b[], void *a) { upconv3d_bwd_data(b, a, sf_upconv3d_backward_data_bf16); }

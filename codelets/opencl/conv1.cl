@@ -1,5 +1,5 @@
 /* OpenCL C: 1x1x1 convolution with bias (OutConv), the device twin of the _ref kernels of
- * codelets/cpu/conv1.c: a matrix product over voxels, y (n,Cout) = x (n,Cin) . w (Cin,Cout) + b.
+ * src/kernels/conv1/conv1.c: a matrix product over voxels, y (n,Cout) = x (n,Cin) . w (Cin,Cout) + b.
  * One work-item per output element, double accumulators in the reference's order. Buffers come as
  * (pointer, element offset). */
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable

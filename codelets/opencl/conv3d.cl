@@ -1,5 +1,5 @@
 /* OpenCL C: 3x3x3 convolution (padding 1, stride 1, no bias) on a depth slab with halo planes, the
- * device twin of codelets/cpu/conv3d_ref.c. One work-item per output element, double accumulators,
+ * device twin of src/kernels/conv3d/conv3d_ref.c. One work-item per output element, double accumulators,
  * summed in the reference's (kd,kh,kw,ci) / voxel order so results match sf_conv3d_*_ref closely.
  * Every buffer comes as (pointer, element offset); a missing halo (volume face) has has_lo/has_hi 0
  * and is zero padding. Shapes in NDHWC order. */

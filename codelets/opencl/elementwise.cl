@@ -1,4 +1,4 @@
-/* OpenCL C: the data-movement and elementwise ops of the U-Net, device twins of codelets/cpu/relu.c,
+/* OpenCL C: the data-movement and elementwise ops of the U-Net, device twins of src/kernels/elementwise/relu.c,
  * maxpool3d.c and concat.c: standalone ReLU, MaxPool 2x2x2 (PyTorch's first-maximum / NaN rule,
  * argmax saved as a*4+p*2+q in a uint8), and the channel concatenation [skip, upsampled] with its
  * backward split. One work-item per output element. Shapes in NDHWC order. */

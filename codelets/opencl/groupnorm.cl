@@ -1,5 +1,5 @@
 /* OpenCL C: GroupNorm (affine, + fused ReLU) in partial-sum form, the device twin of
- * codelets/cpu/groupnorm.c: per-slab statistics, normalize, backward per-slab sums, backward dx and
+ * src/kernels/groupnorm/groupnorm_ref.c: per-slab statistics, normalize, backward per-slab sums, backward dx and
  * the parameter gradients. Statistics are double; mean/rstd are formed in double from the global
  * sums (population variance over m = ntotal*C/G values per group). The partial-sum kernels use one
  * work-item per group that loops over the slab (exact and simple; G work-items only), the

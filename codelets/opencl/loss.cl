@@ -1,5 +1,5 @@
 /* OpenCL C: the training loss (class-weighted CE + 1 - soft foreground Dice, spec §6.2-6.3) and the
- * hard (argmax) Dice of validation, device twins of codelets/cpu/loss.c and dice.c, in partial-sum
+ * hard (argmax) Dice of validation, device twins of src/kernels/loss/loss_ref.c and dice.c, in partial-sum
  * form. Per voxel the softmax is formed in double from the float logits (max-subtracted). A label
  * outside 0..K-1 (the CPU kernels abort) makes the partial sums NaN (acc[0]) and the gradient NaN,
  * so the step's loss shows it. Layout: z (n,K) logits, lab (n) uint16, cw (K). */

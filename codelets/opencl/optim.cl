@@ -1,4 +1,4 @@
-/* OpenCL C: the optimizer part of a step, device twins of codelets/cpu/optim.c: gradient sum of
+/* OpenCL C: the optimizer part of a step, device twins of src/kernels/elementwise/optim.c: gradient sum of
  * squares (the CPU's 8-lane double pattern, one work-item: exact and order-identical), the
  * clip_grad_norm_ coefficient from the fixed-order sum of the partials (single work-item kernels
  * chained on the in-order queue), and the float updates of torch.optim.Adam, SGD and RMSprop with

@@ -1,5 +1,5 @@
 /* OpenCL C: transposed convolution, kernel 2, stride 2, with bias (the Up path), the device twin of
- * codelets/cpu/upconv3d_ref.c. Every fine output voxel (2d+a, 2h+p, 2w+q) reads exactly the coarse
+ * src/kernels/upconv3d/upconv3d_ref.c. Every fine output voxel (2d+a, 2h+p, 2w+q) reads exactly the coarse
  * voxel (d,h,w) through weight tap k = a*4+p*2+q, so slabs need no halo. H, W are the COARSE
  * (input) sizes. One work-item per output element, double accumulators in the reference's order. */
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable

@@ -13,6 +13,8 @@
 #define SF_BENCH_H
 
 #include <cjson/cJSON.h>
+
+#include "scaffold/json.h"
 #include <stddef.h>
 #include <stdio.h>
 
@@ -101,16 +103,10 @@ void sf_format_local_time(double when, char *buf, size_t n);
 
 /* ============================== Part 2: harness side ===================================== */
 
-/* Helpers shared by the commands: JSON with 4-space indentation, JSON files with parse errors
- * reported as file:line:column, the machine description. */
-char *sf_json_print(const cJSON *j);                 /* malloc'ed, 4-space indentation, final '\n' */
-int sf_json_write_atomic(const char *path, const cJSON *j);
-/* Parses a JSON file. On failure returns NULL and *err (malloc'ed) says why, with line:column. */
-cJSON *sf_json_load(const char *path, char **err);
+/* Helpers shared by the commands: JSON (scaffold/json.h, from the util layer), the machine description. */
 /* A YAML file (libyaml) as JSON (scalars typed as YAML 1.1 core: null/bool/int/float/string).
  * On failure returns NULL and *err names file:line and the problem. */
 cJSON *sf_yaml_load_json(const char *path, char **err);
-double sf_json_num(const cJSON *j);                  /* number, or NaN for null/absent/other */
 
 /* hwloc: the cores this process may use, in logical order (first PU of each core). */
 typedef struct {

@@ -1,4 +1,4 @@
-/* GPU vendor header: the CUDA kernels in codelets/cuda/<op>.cu are written once against CUDA runtime
+/* GPU vendor header: the CUDA kernels in src/kernels/cuda/<op>.cu are written once against CUDA runtime
  * names and compile for AMD GPUs with `hipcc -x hip -DSF_USE_HIP`, which maps those names to HIP here
  * (the ggml vendors/hip.h pattern; STYLE-ANCHORS rule 10). The StarPU wrappers of codelets/cuda_glue/
  * (C, compiled for HIP workers with SF_USE_HIP) use it the same way. Only the names the kernels and

@@ -7,9 +7,13 @@
  *  - Accumulation: weight and bias gradients are ACCUMULATED (+=), so slab contributions add up;
  *    activation gradients are WRITTEN (=). Partial sums (statistics, loss, Dice, norms) are double
  *    and ACCUMULATED (+=): a slab-by-slab run sums to the untiled result.
- *  - Variants: _ref is the naive oracle and never goes away; _blas is im2col + cblas_sgemm
- *    (OpenBLAS, single-threaded inside the call; StarPU workers supply the parallelism) with scratch
- *    bounded per call. Elementwise kernels have one plain (vectorisable) version.
+ *  - Variants: _ref is the naive oracle and never goes away. Every op family with fast variants
+ *    (src/kernels/<family>/) has one entry file, named after the family, that holds every "which
+ *    variant wins" rule and is the only thing the codelets call; this header declares the references
+ *    and the entries. The variants (im2col + OpenBLAS sgemm, single-threaded inside the call; direct
+ *    register blocks; Winograd; bf16 on VDPBF16PS or AMX) are declared in the family's own
+ *    <family>_variants.h, never call their entry, and are tested against the reference.
+ *    Elementwise kernels have one plain (vectorisable) version.
  *  - Weight layouts (ours; PyTorch layouts are converted by the golden-file loader and checkpoints):
  *      conv 3x3x3   w: (3,3,3,Cin,Cout)  = [27*Cin][Cout]      PyTorch: (Cout,Cin,3,3,3)
  *      upconv 2/2   w: (Cin,2,2,2,Cout)  = [Cin][8*Cout]       PyTorch: (Cin,Cout,2,2,2)
@@ -29,55 +33,32 @@
  * w:    (3,3,3,Cin,Cout) */
 void sf_conv3d_forward_ref(float *y, const float *x_lo, const float *x, const float *x_hi,
                            const float *w, int nd, int H, int W, int Cin, int Cout);
-void sf_conv3d_forward_blas(float *y, const float *x_lo, const float *x, const float *x_hi,
-                            const float *w, int nd, int H, int W, int Cin, int Cout);
-/* Direct kernels (no im2col; codelets/cpu/conv3d_direct*.c) in the active CPU kernel set
- * (scaffold/cpu_isa.h: AVX-512, AVX2+FMA or portable C, chosen at run time), which _blas dispatches
- * to where they are faster (sf_conv3d_direct_wins: channel counts that are multiples of the vector
- * width, per-set row-length rules; never the C set). Need sf_conv3d_direct_available(): a kernel
- * set is active (SF_CONV_DIRECT not set to 0, the switch for A/B runs). Any channel counts. Same
- * arguments as the _ref/_blas kernels. */
-int sf_conv3d_direct_available(void);
-/* Whether the direct kernel computes a conv producing `nout` channels (forward: Cout, dX: Cin), or
- * a weight gradient, faster than im2col + sgemm, on rows of W voxels */
-int sf_conv3d_direct_wins(int W, int nout);
-int sf_conv3d_direct_dw_wins(int W, int Cout);
-void sf_conv3d_forward_direct(float *y, const float *x_lo, const float *x, const float *x_hi,
-                              const float *w, int nd, int H, int W, int Cin, int Cout);
-void sf_conv3d_backward_data_direct(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,
-                                    const float *w, int nd, int H, int W, int Cin, int Cout);
-/* weight gradients (accumulated): all taps, or the rows of taps [t0, t1) */
-void sf_conv3d_backward_weights_direct(float *dw, const float *x_lo, const float *x, const float *x_hi,
-                                       const float *dy, int nd, int H, int W, int Cin, int Cout);
-void sf_conv3d_backward_weights_taps_direct(float *dw, int t0, int t1, const float *x_lo, const float *x,
-                                            const float *x_hi, const float *dy, int nd, int H, int W, int Cin,
-                                            int Cout);
-/* wf: (27, Cout, Cin) = w: (27, Cin, Cout) with the taps mirrored (k -> 26-k) and each tap's matrix
- * transposed: the weights of dX as a forward conv of dy (conv3d_blas.c) */
-void sf_conv3d_mirror_weights(float *wf, const float *w, int Cin, int Cout);
-/* Winograd F(2x2x2, 3x3x3) forward, dX and dW (codelets/cpu/conv3d_winograd.c) in the active kernel
- * set, which the _blas kernels hand over to where sf_conv3d_winograd_wins (_dw_wins: dW) (wide layers;
- * K, N = input and output channels of the conv being run, forward: Cin, Cout, dX: Cout, Cin). _fits:
- * the shapes it can run (nd, H, W even; K, N multiples of the vector width; K*N small enough for the
- * transformed weights); _wins adds the switch: sf_conv_winograd_active() (SF_CONV_WINOGRAD=0 turns it
- * off, for A/B runs; off with SF_CONV_DIRECT=0 or the portable C set) and a tile count that pays for
- * the weight transform. Same arguments as the _direct kernels. */
-int sf_conv_winograd_active(void);
-void sf_conv_winograd_set_for_testing(int on);
-int sf_conv3d_winograd_fits(int nd, int H, int W, int K, int N);
-int sf_conv3d_winograd_wins(int nd, int H, int W, int K, int N);
-int sf_conv3d_winograd_dw_wins(int nd, int H, int W, int Cin, int Cout);
-void sf_conv3d_forward_winograd(float *y, const float *x_lo, const float *x, const float *x_hi, const float *w,
-                                int nd, int H, int W, int Cin, int Cout);
-void sf_conv3d_backward_data_winograd(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,
-                                      const float *w, int nd, int H, int W, int Cin, int Cout);
-/* the weight gradient (accumulated, all 27 taps): K, N = Cin, Cout */
-void sf_conv3d_backward_weights_winograd(float *dw, const float *x_lo, const float *x, const float *x_hi,
-                                         const float *dy, int nd, int H, int W, int Cin, int Cout);
-/* bf16 kernels (torch_amp: 1 on CPU workers; codelets/cpu/conv3d_bf16*.c, conv3d_amx*.c): the same
- * convolutions with the activations, gradients and weights rounded to bf16 (nearest even) and the
- * products summed in fp32; fp32 in and out, same arguments as the _direct kernels. They run the active
- * bf16 engine (scaffold/cpu_isa.h; abort when there is none): AVX-512 VDPBF16PS needs
+/* dx: (nd,H,W,Cin) written. dy, dy_lo, dy_hi: output-gradient planes d0..d0+nd-1, d0-1, d0+nd
+ * (NULL at the faces). */
+void sf_conv3d_backward_data_ref(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,
+                                 const float *w, int nd, int H, int W, int Cin, int Cout);
+/* dw: (3,3,3,Cin,Cout) accumulated with the contribution of output slab dy: (nd,H,W,Cout);
+ * x_lo/x/x_hi as in forward. */
+void sf_conv3d_backward_weights_ref(float *dw, const float *x_lo, const float *x, const float *x_hi,
+                                    const float *dy, int nd, int H, int W, int Cin, int Cout);
+
+/* The entries (src/kernels/conv3d/conv3d.c, the family's only entry): the same contracts as the
+ * references, run by the variant that wins on this CPU for the shape (Winograd F(2,3), the direct
+ * register-blocked kernels of the active CPU kernel set, or im2col + sgemm; conv3d.c holds every
+ * rule). sf_conv3d_choose() names the variant a call takes. */
+void sf_conv3d_forward(float *y, const float *x_lo, const float *x, const float *x_hi,
+                       const float *w, int nd, int H, int W, int Cin, int Cout);
+void sf_conv3d_backward_data(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,
+                             const float *w, int nd, int H, int W, int Cin, int Cout);
+void sf_conv3d_backward_weights(float *dw, const float *x_lo, const float *x, const float *x_hi,
+                                const float *dy, int nd, int H, int W, int Cin, int Cout);
+/* The rows of taps [t0, t1) (t = kd*9 + kh*3 + kw) of the above, dw: ((t1-t0)*Cin, Cout); Cout >= 17. */
+void sf_conv3d_backward_weights_taps(float *dw, int t0, int t1, const float *x_lo, const float *x,
+                                     const float *x_hi, const float *dy, int nd, int H, int W, int Cin, int Cout);
+
+/* bf16 entries (torch_amp: 1 on CPU workers): the same convolutions with the activations, gradients and
+ * weights rounded to bf16 (nearest even) and the products summed in fp32; fp32 in and out. They run the
+ * active bf16 engine (scaffold/cpu_isa.h; abort when there is none): AVX-512 VDPBF16PS needs
  * sf_cpu_bf16_supported() (AVX-512F/BW/VL and AVX512_BF16), AMX tiles sf_amx_supported() (AMX-TILE,
  * AMX-BF16 and the OS's permission, asked for once). */
 int sf_cpu_bf16_supported(void);
@@ -101,76 +82,73 @@ void sf_conv3d_bf16_packed(float *y, const float *x_lo, const float *x, const fl
                            int H, int W, int Cin, int Cout, int flip);
 /* dst[i] = src[i] rounded to bf16 exactly as the bf16 kernels round it (tests' references) */
 void sf_bf16_round_floats(float *dst, const float *src, size_t n);
-/* dx: (nd,H,W,Cin) written. dy, dy_lo, dy_hi: output-gradient planes d0..d0+nd-1, d0-1, d0+nd
- * (NULL at the faces). */
-void sf_conv3d_backward_data_ref(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,
-                                 const float *w, int nd, int H, int W, int Cin, int Cout);
-void sf_conv3d_backward_data_blas(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,
-                                  const float *w, int nd, int H, int W, int Cin, int Cout);
-/* dw: (3,3,3,Cin,Cout) accumulated with the contribution of output slab dy: (nd,H,W,Cout);
- * x_lo/x/x_hi as in forward. */
-void sf_conv3d_backward_weights_ref(float *dw, const float *x_lo, const float *x, const float *x_hi,
-                                    const float *dy, int nd, int H, int W, int Cin, int Cout);
-void sf_conv3d_backward_weights_blas(float *dw, const float *x_lo, const float *x, const float *x_hi,
-                                     const float *dy, int nd, int H, int W, int Cin, int Cout);
-/* The rows of taps [t0, t1) (t = kd*9 + kh*3 + kw) of the above, dw: ((t1-t0)*Cin, Cout); Cout >= 17. */
-void sf_conv3d_backward_weights_taps_blas(float *dw, int t0, int t1, const float *x_lo, const float *x,
-                                          const float *x_hi, const float *dy, int nd, int H, int W, int Cin, int Cout);
+
+/* Which variant an entry call takes, for the run header, the result file and the trace. */
+typedef enum {
+  SF_CONV3D_FORWARD,
+  SF_CONV3D_BACKWARD_DATA,
+  SF_CONV3D_BACKWARD_WEIGHTS,      /* all taps */
+  SF_CONV3D_BACKWARD_WEIGHTS_TAPS, /* a range of taps */
+} sf_conv3d_direction;
+typedef enum {
+  SF_CONV3D_IM2COL,   /* im2col + OpenBLAS sgemm */
+  SF_CONV3D_DIRECT,   /* direct register blocks of the active CPU kernel set */
+  SF_CONV3D_WINOGRAD, /* Winograd F(2x2x2, 3x3x3) */
+  SF_CONV3D_VDPBF16,  /* bf16: AVX-512 VDPBF16PS */
+  SF_CONV3D_AMX,      /* bf16: AMX tiles */
+} sf_conv3d_variant;
+sf_conv3d_variant sf_conv3d_choose(sf_conv3d_direction dir, int bf16, int nd, int H, int W, int Cin, int Cout);
+/* "im2col", "direct-avx512", "winograd-avx2", "vdpbf16ps", "amx", ...: the variant with the kernel set */
+const char *sf_conv3d_variant_name(sf_conv3d_variant v);
+
+/* The Winograd switch (SF_CONV_WINOGRAD=0 turns it off, for A/B runs; off too with SF_CONV_DIRECT=0 or
+ * the portable C set); tests and benchmarks may set it. */
+int sf_conv_winograd_active(void);
+void sf_conv_winograd_set_for_testing(int on);
 
 /* ---- 1x1x1 convolution with bias (OutConv) ------------------------------------------------------
  * y: (n,Cout) written = x: (n,Cin) . w: (Cin,Cout) + b: (Cout) */
 void sf_conv1_forward_ref(float *y, const float *x, const float *w, const float *b, size_t n, int Cin, int Cout);
-void sf_conv1_forward_blas(float *y, const float *x, const float *w, const float *b, size_t n, int Cin, int Cout);
 /* dx: (n,Cin) written */
 void sf_conv1_backward_data_ref(float *dx, const float *dy, const float *w, size_t n, int Cin, int Cout);
-void sf_conv1_backward_data_blas(float *dx, const float *dy, const float *w, size_t n, int Cin, int Cout);
 /* dw: (Cin,Cout) and db: (Cout) accumulated */
 void sf_conv1_backward_weights_ref(float *dw, float *db, const float *x, const float *dy, size_t n, int Cin, int Cout);
-void sf_conv1_backward_weights_blas(float *dw, float *db, const float *x, const float *dy, size_t n, int Cin, int Cout);
-/* The same three without BLAS (conv1_direct.c): register-blocked kernels of the active CPU kernel set
- * (scaffold/cpu_isa.h). The _blas ones hand over to them where sf_conv1_direct_wins(). */
-int sf_conv1_direct_wins(int Cin, int Cout);
-void sf_conv1_forward_direct(float *y, const float *x, const float *w, const float *b, size_t n, int Cin, int Cout);
-void sf_conv1_backward_data_direct(float *dx, const float *dy, const float *w, size_t n, int Cin, int Cout);
-void sf_conv1_backward_weights_direct(float *dw, float *db, const float *x, const float *dy, size_t n, int Cin,
-                                      int Cout);
-/* db: (C) += column sums of g: (n, C), in double, in row order (shared by every bias gradient path) */
-void sf_bias_grad_rows(float *db, const float *g, size_t n, int C);
+/* The entries (src/kernels/conv1/conv1.c): the direct small-GEMM kernels of the active CPU kernel set where
+ * they win, else OpenBLAS; sf_conv1_variant_name() says which ("direct" or "blas"). */
+void sf_conv1_forward(float *y, const float *x, const float *w, const float *b, size_t n, int Cin, int Cout);
+void sf_conv1_backward_data(float *dx, const float *dy, const float *w, size_t n, int Cin, int Cout);
+void sf_conv1_backward_weights(float *dw, float *db, const float *x, const float *dy, size_t n, int Cin, int Cout);
+const char *sf_conv1_variant_name(void);
 
 /* ---- transposed convolution, kernel 2, stride 2, with bias (the Up path) ------------------------
  * x: (nd,H,W,Cin) input slab; y: (2nd,2H,2W,Cout) output slab (written); w: (Cin,2,2,2,Cout); b: (Cout).
  * y[2d+a][2h+p][2w+q][co] = b[co] + sum_ci x[d][h][w][ci] * w[ci][a][p][q][co]. H, W are INPUT sizes. */
 void sf_upconv3d_forward_ref(float *y, const float *x, const float *w, const float *b,
                              int nd, int H, int W, int Cin, int Cout);
-void sf_upconv3d_forward_blas(float *y, const float *x, const float *w, const float *b,
-                              int nd, int H, int W, int Cin, int Cout);
 /* dx: (nd,H,W,Cin) written from dy: (2nd,2H,2W,Cout) */
 void sf_upconv3d_backward_data_ref(float *dx, const float *dy, const float *w, int nd, int H, int W, int Cin, int Cout);
-void sf_upconv3d_backward_data_blas(float *dx, const float *dy, const float *w, int nd, int H, int W, int Cin, int Cout);
 /* dw: (Cin,2,2,2,Cout), db: (Cout) accumulated */
 void sf_upconv3d_backward_weights_ref(float *dw, float *db, const float *x, const float *dy,
                                       int nd, int H, int W, int Cin, int Cout);
-void sf_upconv3d_backward_weights_blas(float *dw, float *db, const float *x, const float *dy,
-                                       int nd, int H, int W, int Cin, int Cout);
-/* The same three without BLAS (upconv3d_direct.c), as for conv1 above; the _blas ones hand over
- * to them where sf_upconv3d_direct_wins(). */
-int sf_upconv3d_direct_wins(int Cin, int Cout);
-void sf_upconv3d_forward_direct(float *y, const float *x, const float *w, const float *b,
-                                int nd, int H, int W, int Cin, int Cout);
-void sf_upconv3d_backward_data_direct(float *dx, const float *dy, const float *w, int nd, int H, int W, int Cin,
-                                      int Cout);
-void sf_upconv3d_backward_weights_direct(float *dw, float *db, const float *x, const float *dy,
-                                         int nd, int H, int W, int Cin, int Cout);
+/* The entries (src/kernels/upconv3d/upconv3d.c): the direct small-GEMM kernels where they win, else
+ * OpenBLAS. */
+void sf_upconv3d_forward(float *y, const float *x, const float *w, const float *b, int nd, int H, int W, int Cin,
+                         int Cout);
+void sf_upconv3d_backward_data(float *dx, const float *dy, const float *w, int nd, int H, int W, int Cin, int Cout);
+void sf_upconv3d_backward_weights(float *dw, float *db, const float *x, const float *dy, int nd, int H, int W,
+                                  int Cin, int Cout);
 /* torch_amp: 1 on CPU workers (as upstream's autocast, which lowers conv_transpose3d to bf16): the same three
- * with bf16 operands (rounded as sf_bf16_round_floats) and fp32 sums on AMX tiles when the bf16 engine is AMX
- * (codelets/cpu/gemm_amx.c); the bias and its gradient stay fp32. With the VDPBF16PS engine or none, the fp32
- * _blas ones (no VDPBF16PS kernels for these small products). */
+ * with bf16 operands (rounded as sf_bf16_round_floats) and fp32 sums on AMX tiles when the bf16 engine is AMX;
+ * the bias and its gradient stay fp32. With the VDPBF16PS engine or none, the fp32 entries (no VDPBF16PS
+ * kernels for these small products). */
 void sf_upconv3d_forward_bf16(float *y, const float *x, const float *w, const float *b, int nd, int H, int W, int Cin,
                               int Cout);
 void sf_upconv3d_backward_data_bf16(float *dx, const float *dy, const float *w, int nd, int H, int W, int Cin,
                                     int Cout);
 void sf_upconv3d_backward_weights_bf16(float *dw, float *db, const float *x, const float *dy, int nd, int H, int W,
                                        int Cin, int Cout);
+/* "blas", "direct", "amx" (in place) or "direct-amx": the variant a call of this shape takes */
+const char *sf_upconv3d_variant_name(int bf16, int W, int Cin, int Cout);
 
 /* ---- GroupNorm (affine, exact when tiled) -------------------------------------------------------
  * Forward is two passes: stats over every slab (reduced), then normalize each slab.
@@ -192,7 +170,7 @@ void sf_groupnorm_backward_stats_ref(double *gsums, double *dgb, const float *dy
 void sf_groupnorm_backward_data_ref(float *dx, const float *dy, const float *y, const float *x,
                                     const double *stats, const double *gsums, const float *gamma,
                                     size_t n, size_t ntotal, int C, int G, float eps, int relu);
-/* The fast variants of the four (codelets/cpu/groupnorm_vec.c: vector code for the CPU kernel set,
+/* The fast variants of the four (src/kernels/groupnorm/groupnorm.c: vector code for the CPU kernel set,
  * sf_cpu_isa_active()), the ones the codelets run; same arguments, results as the _ref kernels up to the
  * summation order of the double sums. */
 void sf_groupnorm_stats(double *stats, const float *x, size_t n, int C, int G);
@@ -217,7 +195,7 @@ void sf_relu_backward(float *dx, const float *dy, const float *y, size_t n); /* 
 void sf_maxpool3d_forward_ref(float *y, uint8_t *idx, const float *x, int nd, int H, int W, int C);
 /* dx: (2nd,2H,2W,C) written (zero except at the argmax) */
 void sf_maxpool3d_backward_ref(float *dx, const float *dy, const uint8_t *idx, int nd, int H, int W, int C);
-/* The codelets' variants (codelets/cpu/maxpool3d_vec.c), bitwise equal to the above: channels in vectors on
+/* The codelets' variants (src/kernels/maxpool3d/maxpool3d.c), bitwise equal to the above: channels in vectors on
  * the active CPU kernel set; the backward adds add: (2nd,2H,2W,C) to dx in the same pass when add != NULL. */
 void sf_maxpool3d_forward(float *y, uint8_t *idx, const float *x, int nd, int H, int W, int C);
 void sf_maxpool3d_backward(float *dx, const float *dy, const uint8_t *idx, const float *add, int nd, int H, int W,
@@ -249,7 +227,7 @@ void sf_loss_backward_ref(float *dz, const float *z, const uint16_t *lab, const 
  * is the single-sample one divided by B. B = 1 with wsum = acc[1] is sf_loss_backward_ref. */
 void sf_loss_backward_batch_ref(float *dz, const float *z, const uint16_t *lab, const float *cw,
                                 const double *acc, double wsum, int batch, size_t n, int K, float scale);
-/* The fast variants the CPU codelets run (codelets/cpu/loss_vec.c): the same sums and gradient as the
+/* The fast variants the CPU codelets run (src/kernels/loss/loss.c): the same sums and gradient as the
  * _ref ones above, in float with vector exp/log, 16 voxels at a time, on the kernel set of
  * sf_cpu_isa_active() (scaffold/cpu_isa.h); within ~1e-6 relative of the _ref (tests/kernels_elem). */
 void sf_loss_partial(double *acc, const float *z, const uint16_t *lab, const float *cw, size_t n, int K);
@@ -281,7 +259,7 @@ void sf_sgd_step(float *w, const float *g, size_t n, double lr, float grad_scale
 void sf_rmsprop_step(float *w, float *sq, const float *g, size_t n, double lr, double alpha, double eps,
                      float grad_scale);
 
-/* ---- H/W block decomposition (codelets/cpu/halo_blocks.c) ----
+/* ---- H/W block decomposition (src/kernels/halo/halo_blocks.c) ----
  * Blocks are contiguous (nd, h, w) volumes of vb bytes per voxel. A neighbour is passed whole or as
  * its one layer that matters; NULL is the volume's face (zeros). */
 /* dst (nd, h, w+2): src with lo's last column (lo: (nd, h, lo_w)) and hi's first (hi: (nd, h, hi_w)). */

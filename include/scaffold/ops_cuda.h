@@ -15,7 +15,7 @@
  * demand (stream-ordered cudaMallocAsync) and are reused, never freed per call; the convolutions
  * bound theirs to SF_GPU_COL_BYTES per chunk. A failing CUDA/cuBLAS/cuDNN call aborts the process
  * with file:line, the call and the library's message.
- * Implementation: codelets/cuda/<op>.cu (library sf_cuda_kernels, built by cmake/Cuda.cmake). */
+ * Implementation: src/kernels/cuda/<op>.cu (library sf_cuda_kernels, built by cmake/Cuda.cmake). */
 #ifndef SF_OPS_CUDA_H
 #define SF_OPS_CUDA_H
 
@@ -127,7 +127,7 @@ void sf_cuda_sgd_step(sf_gpu_stream_t s, float *w, const float *g, size_t n, dou
 void sf_cuda_rmsprop_step(sf_gpu_stream_t s, float *w, float *sq, const float *g, size_t n, double lr, double alpha,
                           double eps, const double *coef);
 
-/* ---- step glue (codelets/cuda/step_glue.cu): what the StarPU codelets need beyond ops.h ----
+/* ---- step glue (src/kernels/cuda/step_glue.cu): what the StarPU codelets need beyond ops.h ----
  * parts: a HOST array of nparts DEVICE pointers. Sums run left to right in part order, like the CPU
  * codelets (codelets/reduce.c), so results are bitwise the CPU ones. */
 /* out: (n) written = parts[0] + parts[1] + ... */

@@ -12,19 +12,6 @@
 #include "scaffold/fsutil.h"
 #include "report_html_parts.h"
 
-void sf_html_esc(FILE *f, const char *s)
-{
-  for (; *s; s++) {
-    switch (*s) {
-    case '<': fputs("&lt;", f); break;
-    case '>': fputs("&gt;", f); break;
-    case '&': fputs("&amp;", f); break;
-    case '"': fputs("&quot;", f); break;
-    default: fputc(*s, f);
-    }
-  }
-}
-
 static const char *ratio_colour(double v)
 {
   return v >= 1.1 ? "#080" : v >= 0.9 ? "#880" : v >= 0.75 ? "#F80" : "#F00";

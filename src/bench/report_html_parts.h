@@ -8,7 +8,7 @@
 
 #include "scaffold/bench.h"
 
-void sf_html_esc(FILE *f, const char *s); /* report_html.c: text with < > & " escaped */
+void sf_html_esc(FILE *f, const char *s); /* report_html_escape.c: text with < > & " escaped */
 void sf_html_machine(FILE *f, const sf_summary *s);
 void sf_html_units(FILE *f);
 void sf_html_scaling(FILE *f, const sf_summary *s);

@@ -43,7 +43,9 @@ typedef struct sf_host_task {
   int mode[SF_HOST_MAX_BUFFERS];
 } sf_host_task;
 
-/* Runs t in this thread (buffer count visible to sf_host_nbuffers) and frees it. */
+/* exec_task.c: runs run(buffers, args) in this thread (buffer count visible to sf_host_nbuffers, time
+ * counted) and frees args; sf_host_run does so for t and frees it. */
+void sf_host_run_fn(sf_run_fn run, void *buffers[], int n, void *args);
 void sf_host_run(sf_host_task *t);
 
 /* The OpenMP executor (exec_openmp.c): a team of nworkers threads that run the submitted tasks. */

@@ -158,7 +158,7 @@ static double plan_extra_grads(const sf_unet *u, const sf_config *c, const sf_me
   return (owned * part + b * gn) * sizeof(float);
 }
 
-/* Each CPU worker's scratch (codelets/cpu/conv3d_blas.c, upconv3d_blas.c): slot 0 holds an im2col
+/* Each CPU worker's scratch (src/kernels/conv3d/conv3d_im2col.c, upconv3d_blas.c): slot 0 holds an im2col
  * chunk of at most 192 rows of 27*Cin floats (or an up-convolution chunk of 8*Cout), slot 1 the
  * flipped dX weights (27*Cin*Cout, layers with Cout < 256) or a transposed dW. */
 static double plan_workspace(const sf_unet *u, int cpu_workers)

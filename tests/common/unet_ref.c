@@ -20,9 +20,9 @@ const conv_kernels SF_REF_KERNELS_NAIVE = {
     sf_upconv3d_forward_ref, sf_upconv3d_backward_data_ref, sf_upconv3d_backward_weights_ref,
 };
 const conv_kernels SF_REF_KERNELS_BLAS = {
-    sf_conv3d_forward_blas,   sf_conv3d_backward_data_blas,   sf_conv3d_backward_weights_blas,
-    sf_conv1_forward_blas,    sf_conv1_backward_data_blas,    sf_conv1_backward_weights_blas,
-    sf_upconv3d_forward_blas, sf_upconv3d_backward_data_blas, sf_upconv3d_backward_weights_blas,
+    sf_conv3d_forward,   sf_conv3d_backward_data,   sf_conv3d_backward_weights,
+    sf_conv1_forward,    sf_conv1_backward_data,    sf_conv1_backward_weights,
+    sf_upconv3d_forward, sf_upconv3d_backward_data, sf_upconv3d_backward_weights,
 };
 
 static float *falloc(size_t n, const char *what) { return sf_aligned_alloc(n * sizeof(float), what); }

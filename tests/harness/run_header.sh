@@ -47,7 +47,7 @@ wino=' + Winograd F(2,3) on wide layers, SF_CONV_WINOGRAD=0 for direct only'
 [[ "$line" =~ ^benchmark:\ CPU\ kernels:\ (c|avx2|avx512)\ direct("$wino")?\ \(SF_CPU_ISA\ to\ cap\),\ OpenBLAS\ core\ ([A-Za-z0-9]+)$ ]] ||
   fail "no or malformed 'benchmark: CPU kernels: ...' line: '${line:-none}'"
 isa=${BASH_REMATCH[1]:-} winon=${BASH_REMATCH[2]:-} core=${BASH_REMATCH[3]:-}
-# Winograd runs with the AVX2 and AVX-512 sets (codelets/cpu/conv3d_winograd.c), and SF_CONV_WINOGRAD=0 turns it off
+# Winograd runs with the AVX2 and AVX-512 sets (src/kernels/conv3d/conv3d_winograd.c), and SF_CONV_WINOGRAD=0 turns it off
 case $isa in avx2 | avx512) [ -n "$winon" ] || fail "kernel set $isa: the header does not say Winograd is on: '$line'" ;; esac
 [ -n "$res" ] && [ "$(jfield "$res" conv_winograd)" != "$([ -n "$winon" ] && echo 1 || echo 0)" ] &&
   fail "result JSON conv_winograd is '$(jfield "$res" conv_winograd)', the header says Winograd is ${winon:+on}${winon:-off}"

@@ -1,5 +1,5 @@
 /* AMX tile benchmark (not a test): what the tile unit of this core gives, next to what the AMX bf16 3x3x3
- * convolutions (codelets/cpu/conv3d_amx*.c) reach, measured in one run so the host's swings hit all alike.
+ * convolutions (src/kernels/conv3d/conv3d_amx*.c) reach, measured in one run so the host's swings hit all alike.
  * Loops of TDPBF16PS on full tiles (16 x 32 bf16 by 32 x 16 into 16 x 16 fp32), GFLOP/s counted as
  * 2*16*16*32 per product:
  *   - products alone: 4 independent C tiles, nothing loaded (the unit's product rate);
@@ -23,7 +23,7 @@
 #include "scaffold/ops.h"
 #include "scaffold/rng.h"
 
-#include "conv3d_amx_internal.h" /* the tile configuration the kernels use (codelets/cpu) */
+#include "amx_internal.h" /* the tile configuration the kernels use (src/kernels/common) */
 
 #define MAX_REPS 64
 #define PRODUCT_FLOP (2.0 * 16 * 16 * 32)

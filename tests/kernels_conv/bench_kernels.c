@@ -5,7 +5,7 @@
  * made active in turn, then as Winograd F(2,3) under the active set (AVX2 or AVX-512; '-' where the
  * shape does not fit it: odd slabs, channel counts that do not fill the vectors); the 1x1x1 and
  * transposed convs as sgemm and as their _blas kernel under the active set (which hands over to the
- * direct kernels where sf_*_direct_wins), and the transposed conv also in bf16 where the bf16 engine
+ * direct kernels where the entry's rule picks them), and the transposed conv also in bf16 where the bf16 engine
  * is AMX (torch_amp: 1). '*' marks the variant the fp32 dispatch picks for that shape.
  * Usage: bench_kernels [--quick | --gemm] [--reps N]
  *   (--quick: base-8 shapes; --gemm: the 1x1x1 and transposed conv layers; default: base-64 shapes)
@@ -22,6 +22,8 @@
 #include "scaffold/common.h"
 #include "scaffold/cpu_isa.h"
 #include "scaffold/ops.h"
+
+#include "../../src/kernels/conv3d/conv3d_variants.h"
 #include "scaffold/rng.h"
 
 enum kind { CONV3, UPCONV, CONV1 };
@@ -145,21 +147,21 @@ static void run_once(const shape *s, bufs *b, int dir, int direct)
     if (dir == 1) sf_conv3d_backward_data_direct(b->dx, b->glo, b->dy, b->ghi, b->w, nd, H, W, Ci, Co);
     if (dir == 2) sf_conv3d_backward_weights_direct(b->dw, b->xlo, b->x, b->xhi, b->dy, nd, H, W, Ci, Co);
   } else if (s->kind == CONV3) {
-    if (dir == 0) sf_conv3d_forward_blas(b->y, b->xlo, b->x, b->xhi, b->w, nd, H, W, Ci, Co);
-    if (dir == 1) sf_conv3d_backward_data_blas(b->dx, b->glo, b->dy, b->ghi, b->w, nd, H, W, Ci, Co);
-    if (dir == 2) sf_conv3d_backward_weights_blas(b->dw, b->xlo, b->x, b->xhi, b->dy, nd, H, W, Ci, Co);
+    if (dir == 0) sf_conv3d_forward(b->y, b->xlo, b->x, b->xhi, b->w, nd, H, W, Ci, Co);
+    if (dir == 1) sf_conv3d_backward_data(b->dx, b->glo, b->dy, b->ghi, b->w, nd, H, W, Ci, Co);
+    if (dir == 2) sf_conv3d_backward_weights(b->dw, b->xlo, b->x, b->xhi, b->dy, nd, H, W, Ci, Co);
   } else if (s->kind == UPCONV && direct == 2) { /* bf16 (torch_amp: 1 on AMX) */
     if (dir == 0) sf_upconv3d_forward_bf16(b->y, b->x, b->w, b->b, nd, H, W, Ci, Co);
     if (dir == 1) sf_upconv3d_backward_data_bf16(b->dx, b->dy, b->w, nd, H, W, Ci, Co);
     if (dir == 2) sf_upconv3d_backward_weights_bf16(b->dw, b->db, b->x, b->dy, nd, H, W, Ci, Co);
   } else if (s->kind == UPCONV) {
-    if (dir == 0) sf_upconv3d_forward_blas(b->y, b->x, b->w, b->b, nd, H, W, Ci, Co);
-    if (dir == 1) sf_upconv3d_backward_data_blas(b->dx, b->dy, b->w, nd, H, W, Ci, Co);
-    if (dir == 2) sf_upconv3d_backward_weights_blas(b->dw, b->db, b->x, b->dy, nd, H, W, Ci, Co);
+    if (dir == 0) sf_upconv3d_forward(b->y, b->x, b->w, b->b, nd, H, W, Ci, Co);
+    if (dir == 1) sf_upconv3d_backward_data(b->dx, b->dy, b->w, nd, H, W, Ci, Co);
+    if (dir == 2) sf_upconv3d_backward_weights(b->dw, b->db, b->x, b->dy, nd, H, W, Ci, Co);
   } else {
-    if (dir == 0) sf_conv1_forward_blas(b->y, b->x, b->w, b->b, nv, Ci, Co);
-    if (dir == 1) sf_conv1_backward_data_blas(b->dx, b->dy, b->w, nv, Ci, Co);
-    if (dir == 2) sf_conv1_backward_weights_blas(b->dw, b->db, b->x, b->dy, nv, Ci, Co);
+    if (dir == 0) sf_conv1_forward(b->y, b->x, b->w, b->b, nv, Ci, Co);
+    if (dir == 1) sf_conv1_backward_data(b->dx, b->dy, b->w, nv, Ci, Co);
+    if (dir == 2) sf_conv1_backward_weights(b->dw, b->db, b->x, b->dy, nv, Ci, Co);
   }
 }
 
@@ -183,15 +185,12 @@ static int picked(const shape *s, int dir, sf_cpu_isa active)
 {
   if (active == SF_ISA_NONE) return 0;
   sf_cpu_isa_set_for_testing(active);
-  if (s->kind == UPCONV) return sf_upconv3d_direct_wins(s->Ci, s->Co);
-  if (s->kind != CONV3) return sf_conv1_direct_wins(s->Ci, s->Co);
+  if (s->kind == UPCONV) return !strcmp(sf_upconv3d_variant_name(0, s->W, s->Ci, s->Co), "direct");
+  if (s->kind != CONV3) return !strcmp(sf_conv1_variant_name(), "direct");
   int sets = (int)active - SF_ISA_C + 1;
-  int wino = dir == 2 ? sf_conv3d_winograd_dw_wins(s->nd, s->H, s->W, s->Ci, s->Co)
-             : dir  ? sf_conv3d_winograd_wins(s->nd, s->H, s->W, s->Co, s->Ci)
-                    : sf_conv3d_winograd_wins(s->nd, s->H, s->W, s->Ci, s->Co);
-  if (wino) return sets + 1;
-  int wins = dir == 2 ? sf_conv3d_direct_dw_wins(s->W, s->Co) : sf_conv3d_direct_wins(s->W, dir ? s->Ci : s->Co);
-  return wins ? sets : 0;
+  static const sf_conv3d_direction dirs[] = {SF_CONV3D_FORWARD, SF_CONV3D_BACKWARD_DATA, SF_CONV3D_BACKWARD_WEIGHTS};
+  sf_conv3d_variant v = sf_conv3d_choose(dirs[dir], 0, s->nd, s->H, s->W, s->Ci, s->Co);
+  return v == SF_CONV3D_WINOGRAD ? sets + 1 : v == SF_CONV3D_DIRECT ? sets : 0;
 }
 
 #define MAXV 6 /* im2col + up to three kernel sets + Winograd + bf16 */

@@ -1,5 +1,5 @@
 /* The bf16 3x3x3 convolution kernels (torch_amp: 1 on CPU workers), every engine this CPU has (AVX-512
- * VDPBF16PS: codelets/cpu/conv3d_bf16*.c; AMX tiles: conv3d_amx*.c), each made active in turn, against the
+ * VDPBF16PS: src/kernels/conv3d/conv3d_bf16*.c; AMX tiles: conv3d_amx*.c), each made active in turn, against the
  * naive fp32 _ref oracle, forward, dX and dW (whole and as two tap blocks, accumulated onto a non-zero
  * gradient):
  *  - on inputs already rounded to bf16 the products are exact in fp32, so the kernel must equal the

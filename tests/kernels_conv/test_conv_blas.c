@@ -16,6 +16,8 @@
 #include "convtest.h"
 #include "scaffold/cpu_isa.h"
 #include "scaffold/ops.h"
+
+#include "../../src/kernels/conv3d/conv3d_variants.h"
 #include "scaffold/workspace.h"
 #include "testutil.h"
 
@@ -33,19 +35,19 @@ static void check_conv3(int nd, int H, int W, int Ci, int Co, int lo, int hi, ui
   float *yr = ct_zeros(nd * pl_y), *yb = ct_rand(nd * pl_y, 99); /* garbage: the output must be written */
 
   sf_conv3d_forward_ref(yr, xlo, x, xhi, w, nd, H, W, Ci, Co);
-  sf_conv3d_forward_blas(yb, xlo, x, xhi, w, nd, H, W, Ci, Co);
+  sf_conv3d_forward(yb, xlo, x, xhi, w, nd, H, W, Ci, Co);
   snprintf(nm, sizeof nm, "%s forward", tag);
   sf_check_close_f(nm, yb, yr, nd * pl_y, RTOL);
 
   float *dxr = ct_zeros(nd * pl_x), *dxb = ct_rand(nd * pl_x, 98);
   sf_conv3d_backward_data_ref(dxr, dylo, dy, dyhi, w, nd, H, W, Ci, Co);
-  sf_conv3d_backward_data_blas(dxb, dylo, dy, dyhi, w, nd, H, W, Ci, Co);
+  sf_conv3d_backward_data(dxb, dylo, dy, dyhi, w, nd, H, W, Ci, Co);
   snprintf(nm, sizeof nm, "%s dX", tag);
   sf_check_close_f(nm, dxb, dxr, nd * pl_x, RTOL);
 
   float *dwr = ct_copy(dw0, nw), *dwb = ct_copy(dw0, nw);
   sf_conv3d_backward_weights_ref(dwr, xlo, x, xhi, dy, nd, H, W, Ci, Co);
-  sf_conv3d_backward_weights_blas(dwb, xlo, x, xhi, dy, nd, H, W, Ci, Co);
+  sf_conv3d_backward_weights(dwb, xlo, x, xhi, dy, nd, H, W, Ci, Co);
   snprintf(nm, sizeof nm, "%s dW (accumulated)", tag);
   sf_check_close_f(nm, dwb, dwr, nw, RTOL);
   if (Co >= 17) { /* the same gradient as two tap blocks (two workers sharing a layer) */
@@ -53,8 +55,8 @@ static void check_conv3(int nd, int H, int W, int Ci, int Co, int lo, int hi, ui
     for (int c = 0; c < 2; c++) {
       int t = cuts[c];
       float *dws = ct_copy(dw0, nw);
-      sf_conv3d_backward_weights_taps_blas(dws, 0, t, xlo, x, xhi, dy, nd, H, W, Ci, Co);
-      sf_conv3d_backward_weights_taps_blas(dws + (size_t)t * Ci * Co, t, 27, xlo, x, xhi, dy, nd, H, W, Ci, Co);
+      sf_conv3d_backward_weights_taps(dws, 0, t, xlo, x, xhi, dy, nd, H, W, Ci, Co);
+      sf_conv3d_backward_weights_taps(dws + (size_t)t * Ci * Co, t, 27, xlo, x, xhi, dy, nd, H, W, Ci, Co);
       snprintf(nm, sizeof nm, "%s dW taps [0,%d) + [%d,27)", tag, t, t);
       sf_check_close_f(nm, dws, dwr, nw, RTOL);
       free(dws);
@@ -72,20 +74,20 @@ static void check_conv1(size_t n, int Ci, int Co, uint64_t s)
   float *dy = ct_rand(n * Co, s + 3), *dw0 = ct_rand((size_t)Ci * Co, s + 4), *db0 = ct_rand(Co, s + 5);
   float *yr = ct_zeros(n * Co), *yb = ct_rand(n * Co, 99);
   sf_conv1_forward_ref(yr, x, w, b, n, Ci, Co);
-  sf_conv1_forward_blas(yb, x, w, b, n, Ci, Co);
+  sf_conv1_forward(yb, x, w, b, n, Ci, Co);
   snprintf(nm, sizeof nm, "%s forward", tag);
   sf_check_close_f(nm, yb, yr, n * Co, RTOL);
 
   float *dxr = ct_zeros(n * Ci), *dxb = ct_rand(n * Ci, 98);
   sf_conv1_backward_data_ref(dxr, dy, w, n, Ci, Co);
-  sf_conv1_backward_data_blas(dxb, dy, w, n, Ci, Co);
+  sf_conv1_backward_data(dxb, dy, w, n, Ci, Co);
   snprintf(nm, sizeof nm, "%s dX", tag);
   sf_check_close_f(nm, dxb, dxr, n * Ci, RTOL);
 
   float *dwr = ct_copy(dw0, (size_t)Ci * Co), *dwb = ct_copy(dw0, (size_t)Ci * Co);
   float *dbr = ct_copy(db0, Co), *dbb = ct_copy(db0, Co);
   sf_conv1_backward_weights_ref(dwr, dbr, x, dy, n, Ci, Co);
-  sf_conv1_backward_weights_blas(dwb, dbb, x, dy, n, Ci, Co);
+  sf_conv1_backward_weights(dwb, dbb, x, dy, n, Ci, Co);
   snprintf(nm, sizeof nm, "%s dW (accumulated)", tag);
   sf_check_close_f(nm, dwb, dwr, (size_t)Ci * Co, RTOL);
   snprintf(nm, sizeof nm, "%s db (accumulated)", tag);
@@ -104,19 +106,19 @@ static void check_up(int nd, int H, int W, int Ci, int Co, uint64_t s)
   float *dw0 = ct_rand(nw, s + 4), *db0 = ct_rand(Co, s + 5);
   float *yr = ct_zeros(ny), *yb = ct_rand(ny, 99);
   sf_upconv3d_forward_ref(yr, x, w, b, nd, H, W, Ci, Co);
-  sf_upconv3d_forward_blas(yb, x, w, b, nd, H, W, Ci, Co);
+  sf_upconv3d_forward(yb, x, w, b, nd, H, W, Ci, Co);
   snprintf(nm, sizeof nm, "%s forward", tag);
   sf_check_close_f(nm, yb, yr, ny, RTOL);
 
   float *dxr = ct_zeros(nx), *dxb = ct_rand(nx, 98);
   sf_upconv3d_backward_data_ref(dxr, dy, w, nd, H, W, Ci, Co);
-  sf_upconv3d_backward_data_blas(dxb, dy, w, nd, H, W, Ci, Co);
+  sf_upconv3d_backward_data(dxb, dy, w, nd, H, W, Ci, Co);
   snprintf(nm, sizeof nm, "%s dX", tag);
   sf_check_close_f(nm, dxb, dxr, nx, RTOL);
 
   float *dwr = ct_copy(dw0, nw), *dwb = ct_copy(dw0, nw), *dbr = ct_copy(db0, Co), *dbb = ct_copy(db0, Co);
   sf_upconv3d_backward_weights_ref(dwr, dbr, x, dy, nd, H, W, Ci, Co);
-  sf_upconv3d_backward_weights_blas(dwb, dbb, x, dy, nd, H, W, Ci, Co);
+  sf_upconv3d_backward_weights(dwb, dbb, x, dy, nd, H, W, Ci, Co);
   snprintf(nm, sizeof nm, "%s dW (accumulated)", tag);
   sf_check_close_f(nm, dwb, dwr, nw, RTOL);
   snprintf(nm, sizeof nm, "%s db (accumulated)", tag);
@@ -215,9 +217,9 @@ static void check_workspace_bound(void)
   float *x = ct_rand(nx, 500), *w = ct_rand((size_t)27 * Ci * Co, 501), *y = ct_zeros(ny), *dx = ct_zeros(nx);
   float *dw = ct_zeros((size_t)27 * Ci * Co);
   sf_workspace_release();
-  sf_conv3d_forward_blas(y, NULL, x, NULL, w, nd, H, W, Ci, Co);
-  sf_conv3d_backward_data_blas(dx, NULL, y, NULL, w, nd, H, W, Ci, Co);
-  sf_conv3d_backward_weights_blas(dw, NULL, x, NULL, y, nd, H, W, Ci, Co);
+  sf_conv3d_forward(y, NULL, x, NULL, w, nd, H, W, Ci, Co);
+  sf_conv3d_backward_data(dx, NULL, y, NULL, w, nd, H, W, Ci, Co);
+  sf_conv3d_backward_weights(dw, NULL, x, NULL, y, nd, H, W, Ci, Co);
   size_t bytes = sf_workspace_bytes(), limit = (size_t)16 << 20;
   SF_CHECK(bytes <= limit, "conv3d workspace after a 32^3x16 slab: %zu bytes > limit %zu", bytes, limit);
   printf("ok   conv3d workspace on a 32^3x16 slab: %.2f MiB (unchunked im2col would be 54 MiB)\n",

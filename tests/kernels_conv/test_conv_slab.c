@@ -32,9 +32,9 @@ static const variant variants[] = {
     {"ref", sf_conv3d_forward_ref, sf_conv3d_backward_data_ref, sf_conv3d_backward_weights_ref,
      sf_upconv3d_forward_ref, sf_upconv3d_backward_data_ref, sf_upconv3d_backward_weights_ref,
      sf_conv1_forward_ref, sf_conv1_backward_data_ref, sf_conv1_backward_weights_ref},
-    {"blas", sf_conv3d_forward_blas, sf_conv3d_backward_data_blas, sf_conv3d_backward_weights_blas,
-     sf_upconv3d_forward_blas, sf_upconv3d_backward_data_blas, sf_upconv3d_backward_weights_blas,
-     sf_conv1_forward_blas, sf_conv1_backward_data_blas, sf_conv1_backward_weights_blas},
+    {"blas", sf_conv3d_forward, sf_conv3d_backward_data, sf_conv3d_backward_weights,
+     sf_upconv3d_forward, sf_upconv3d_backward_data, sf_upconv3d_backward_weights,
+     sf_conv1_forward, sf_conv1_backward_data, sf_conv1_backward_weights},
 };
 
 typedef struct {

@@ -1,4 +1,4 @@
-/* The Winograd F(2x2x2, 3x3x3) forward, dX and dW kernels (codelets/cpu/conv3d_winograd.c) against the
+/* The Winograd F(2x2x2, 3x3x3) forward, dX and dW kernels (src/kernels/conv3d/conv3d_winograd.c) against the
  * naive _ref oracles, for every CPU kernel set this CPU supports (portable C, AVX2, AVX-512; a set
  * it lacks is reported as skipped): slabs with and without halo planes, non-square planes, input and
  * output channel counts that differ, an output channel count that leaves a last column block of one
@@ -12,6 +12,8 @@
 #include "convtest.h"
 #include "scaffold/cpu_isa.h"
 #include "scaffold/ops.h"
+
+#include "../../src/kernels/conv3d/conv3d_variants.h"
 #include "testutil.h"
 
 #define RTOL 2e-6
@@ -68,31 +70,31 @@ static void check_rule(void)
            "channel counts that do not fill the vectors must not fit");
   SF_CHECK(!sf_conv3d_winograd_fits(4, 8, 8, 512, 512), "512 x 512 (a 64 MiB transform) must not fit");
   if (sf_cpu_isa_active() < SF_ISA_AVX2) return;
-  SF_CHECK(sf_conv3d_winograd_wins(4, 32, 32, 64, 64), "4x32x32 64->64 should win on %s",
+  SF_CHECK((sf_conv3d_choose(SF_CONV3D_FORWARD, 0, 4, 32, 32, 64, 64) == SF_CONV3D_WINOGRAD), "4x32x32 64->64 should win on %s",
            sf_cpu_isa_name(sf_cpu_isa_active()));
-  SF_CHECK(!sf_conv3d_winograd_wins(2, 4, 4, 64, 64), "a slab of 8 tiles should not win");
+  SF_CHECK(!(sf_conv3d_choose(SF_CONV3D_FORWARD, 0, 2, 4, 4, 64, 64) == SF_CONV3D_WINOGRAD), "a slab of 8 tiles should not win");
   sf_conv_winograd_set_for_testing(0);
-  SF_CHECK(!sf_conv3d_winograd_wins(4, 32, 32, 64, 64), "SF_CONV_WINOGRAD off, yet it wins");
+  SF_CHECK(!(sf_conv3d_choose(SF_CONV3D_FORWARD, 0, 4, 32, 32, 64, 64) == SF_CONV3D_WINOGRAD), "SF_CONV_WINOGRAD off, yet it wins");
   sf_conv_winograd_set_for_testing(1);
 
-  /* the _blas entry points hand over to it where it wins: bitwise the same result */
+  /* the entries hand over to it where it wins: bitwise the same result */
   int nd = 2, H = 16, W = 16, C = 32;
   size_t n = (size_t)nd * H * W * C;
   float *x = ct_rand(n, 70), *lo = ct_rand(n / nd, 71), *w = ct_rand((size_t)27 * C * C, 72);
   float *a = ct_zeros(n), *b = ct_zeros(n);
-  SF_CHECK(sf_conv3d_winograd_wins(nd, H, W, C, C), "2x16x16 32->32 should win");
-  sf_conv3d_forward_blas(a, lo, x, NULL, w, nd, H, W, C, C);
+  SF_CHECK((sf_conv3d_choose(SF_CONV3D_FORWARD, 0, nd, H, W, C, C) == SF_CONV3D_WINOGRAD), "2x16x16 32->32 should win");
+  sf_conv3d_forward(a, lo, x, NULL, w, nd, H, W, C, C);
   sf_conv3d_forward_winograd(b, lo, x, NULL, w, nd, H, W, C, C);
-  sf_check_bitwise_f("forward_blas hands over to winograd", a, b, n);
-  sf_conv3d_backward_data_blas(a, lo, x, NULL, w, nd, H, W, C, C);
+  sf_check_bitwise_f("the forward entry hands over to winograd", a, b, n);
+  sf_conv3d_backward_data(a, lo, x, NULL, w, nd, H, W, C, C);
   sf_conv3d_backward_data_winograd(b, lo, x, NULL, w, nd, H, W, C, C);
-  sf_check_bitwise_f("backward_data_blas hands over to winograd", a, b, n);
+  sf_check_bitwise_f("the dX entry hands over to winograd", a, b, n);
   size_t nw = (size_t)27 * C * C;
   float *ga = ct_copy(w, nw), *gb = ct_copy(w, nw);
-  SF_CHECK(sf_conv3d_winograd_dw_wins(nd, H, W, C, C), "dW 2x16x16 32->32 should win");
-  sf_conv3d_backward_weights_blas(ga, lo, x, NULL, x, nd, H, W, C, C);
+  SF_CHECK((sf_conv3d_choose(SF_CONV3D_BACKWARD_WEIGHTS, 0, nd, H, W, C, C) == SF_CONV3D_WINOGRAD), "dW 2x16x16 32->32 should win");
+  sf_conv3d_backward_weights(ga, lo, x, NULL, x, nd, H, W, C, C);
   sf_conv3d_backward_weights_winograd(gb, lo, x, NULL, x, nd, H, W, C, C);
-  sf_check_bitwise_f("backward_weights_blas hands over to winograd", ga, gb, nw);
+  sf_check_bitwise_f("the dW entry hands over to winograd", ga, gb, nw);
   free(ga), free(gb);
   free(x), free(lo), free(w), free(a), free(b);
 }

@@ -12,6 +12,9 @@
 #include "convtest.h"
 #include "scaffold/cpu_isa.h"
 #include "scaffold/ops.h"
+
+#include "../../src/kernels/conv1/conv1_variants.h"
+#include "../../src/kernels/upconv3d/upconv3d_variants.h"
 #include "testutil.h"
 
 #define RTOL 1e-5

@@ -1,5 +1,5 @@
 /* The bf16 transposed convolution (torch_amp: 1 with the AMX engine: sf_upconv3d_*_bf16 over
- * codelets/cpu/gemm_amx.c) against the naive fp32 _ref kernels, forward, dX and
+ * src/kernels/gemm/gemm_amx.c) against the naive fp32 _ref kernels, forward, dX and
  * dW/db (accumulated onto a non-zero gradient), the same three checks as kernels_conv_bf16:
  *  - on operands already rounded to bf16 the products are exact, so the kernel must equal the reference to
  *    fp32 summation error (max relative error <= 1e-5);

@@ -232,7 +232,7 @@ static void test_optim(void)
   check_rel("T_mult 1: epoch 25", sf_cosine_warm_restart_lr(25, hi, lo, 10, 1), mid, 1e-15);
 }
 
-/* Concatenations past the streaming threshold (codelets/cpu/stream_store.h: 1 MiB), 16-byte aligned (streamed) and
+/* Concatenations past the streaming threshold (src/kernels/common/stream_store.h: 1 MiB), 16-byte aligned (streamed) and
  * one float off (plain stores), against an element loop: the same values, both ways */
 static void test_concat_streamed(int Ca, int Cb, int misalign)
 {

@@ -1,5 +1,5 @@
 /* The vector GroupNorm kernels (sf_groupnorm_stats, _forward, _backward_stats, _backward_data:
- * codelets/cpu/groupnorm_vec.c) against the reference ones (the _ref kernels), on every CPU kernel set this
+ * src/kernels/groupnorm/groupnorm.c) against the reference ones (the _ref kernels), on every CPU kernel set this
  * CPU has (c, avx2, avx512): the sums must be bitwise the reference's (groupnorm_stats's OpenCL variant is
  * declared bitwise equal to the CPU one), the outputs within 2e-6. Channel counts that divide 16 (8, 4),
  * multiples of 16 (16..256) and neither (6, 24, 48: periods of 48 floats, sums with a scalar channel tail),

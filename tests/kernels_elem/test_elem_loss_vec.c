@@ -1,4 +1,4 @@
-/* The fast loss kernels (sf_loss_partial, sf_loss_backward_batch: codelets/cpu/loss_vec.c) against the
+/* The fast loss kernels (sf_loss_partial, sf_loss_backward_batch: src/kernels/loss/loss.c) against the
  * double-precision reference (sf_loss_partial_ref, sf_loss_backward_batch_ref), on every CPU kernel set
  * this CPU has (c, avx2, avx512): class counts 2..32 and past the block path's limit, voxel counts
  * around the 16-voxel block and the float-lane flush, logits from confident to flat, batches, and

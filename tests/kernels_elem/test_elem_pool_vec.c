@@ -1,4 +1,4 @@
-/* The vector MaxPool kernels (sf_maxpool3d_forward, sf_maxpool3d_backward: codelets/cpu/maxpool3d_vec.c) against
+/* The vector MaxPool kernels (sf_maxpool3d_forward, sf_maxpool3d_backward: src/kernels/maxpool3d/maxpool3d.c) against
  * the reference ones (the _ref kernels), on every CPU kernel set this CPU has (c, avx2, avx512): the pooled values,
  * the argmax bytes and the input gradient must be bitwise the reference's, the gradient with and without the
  * skip-connection add (the reference adds it in a second pass). Channel counts that take 16-wide vectors only

@@ -57,7 +57,7 @@ check_case(src/model/zz_case.c "#include \"scaffold/ops.h\""
            "layer 'model' must not include a header of layer 'kernels'")
 check_case(src/train/zz_case.c "#include \"scaffold/bench.h\""
            "layer 'train' must not include a header of layer 'harness'")
-check_case(codelets/cpu/zz_case.c "#include \"scaffold/tensor.h\""
+check_case(src/kernels/common/zz_case.c "#include \"scaffold/tensor.h\""
            "layer 'kernels' must not include a header of layer 'runtime'")
 # refused: another layer's private header
 check_case(codelets/zz_case.c "#include \"../src/train/graph_internal.h\""
@@ -65,7 +65,7 @@ check_case(codelets/zz_case.c "#include \"../src/train/graph_internal.h\""
 check_case(src/train/zz_case.c "#include \"../../codelets/codelet_common.h\""
            "codelets/codelet_common.h is a private header of layer 'codelets'")
 # refused: StarPU where the map says none
-check_case(codelets/cpu/zz_case.c "#include <starpu.h>" "layer 'kernels' must not use StarPU or MPI directly")
+check_case(src/kernels/common/zz_case.c "#include <starpu.h>" "layer 'kernels' must not use StarPU or MPI directly")
 check_case(src/comm/zz_case.c "#include <starpu_mpi.h>" "layer 'comm' must not use StarPU or MPI directly")
 # refused: a public header no layer owns
 check_case(include/scaffold/zz_case.h "#include \"scaffold/common.h\"" "public header in no layer: add 'zz_case'")

@@ -52,9 +52,9 @@ typedef void (*conv3_fn)(float *, const float *, const float *, const float *, c
 static void test_conv3d(int naive)
 {
   const char *v = naive ? "ref" : "blas";
-  conv3_fn fwd = naive ? sf_conv3d_forward_ref : sf_conv3d_forward_blas;
-  conv3_fn bwd_data = naive ? sf_conv3d_backward_data_ref : sf_conv3d_backward_data_blas;
-  conv3_fn bwd_w = naive ? sf_conv3d_backward_weights_ref : sf_conv3d_backward_weights_blas;
+  conv3_fn fwd = naive ? sf_conv3d_forward_ref : sf_conv3d_forward;
+  conv3_fn bwd_data = naive ? sf_conv3d_backward_data_ref : sf_conv3d_backward_data;
+  conv3_fn bwd_w = naive ? sf_conv3d_backward_weights_ref : sf_conv3d_backward_weights;
   const int D = 5, H = 6, W = 7, Ci = 3, Co = 5;
   size_t plane_i = (size_t)H * W * Ci, plane_o = (size_t)H * W * Co, nw = 27 * Ci * Co;
   float *x = act("conv3d.x", Ci, D, H, W), *y = act("conv3d.y", Co, D, H, W), *dy = act("conv3d.dy", Co, D, H, W);
@@ -98,11 +98,11 @@ static void test_conv1(int naive)
   float *w = weight("conv1.w", SF_PARAM_OUT_W, Ci, Co, Ci * Co), *dw = weight("conv1.dw", SF_PARAM_OUT_W, Ci, Co, Ci * Co);
   const float *b = sf_golden_f32(G, "conv1.b", NULL), *db = sf_golden_f32(G, "conv1.db", NULL);
   float *gy = zeros(n * Co), *gx = zeros(n * Ci), *gw = zeros(Ci * Co), *gb = zeros(Co);
-  (naive ? sf_conv1_forward_ref : sf_conv1_forward_blas)(gy, x, w, b, n, Ci, Co);
+  (naive ? sf_conv1_forward_ref : sf_conv1_forward)(gy, x, w, b, n, Ci, Co);
   check(v, "conv1 forward", gy, y, n * Co, RTOL);
-  (naive ? sf_conv1_backward_data_ref : sf_conv1_backward_data_blas)(gx, dy, w, n, Ci, Co);
+  (naive ? sf_conv1_backward_data_ref : sf_conv1_backward_data)(gx, dy, w, n, Ci, Co);
   check(v, "conv1 backward data", gx, dx, n * Ci, RTOL);
-  (naive ? sf_conv1_backward_weights_ref : sf_conv1_backward_weights_blas)(gw, gb, x, dy, n, Ci, Co);
+  (naive ? sf_conv1_backward_weights_ref : sf_conv1_backward_weights)(gw, gb, x, dy, n, Ci, Co);
   check(v, "conv1 backward weights", gw, dw, Ci * Co, RTOL);
   check(v, "conv1 backward bias", gb, db, Co, RTOL);
   free(x), free(y), free(dy), free(dx), free(w), free(dw), free(gy), free(gx), free(gw), free(gb);
@@ -118,11 +118,11 @@ static void test_upconv(int naive)
   float *w = weight("upconv.w", SF_PARAM_UPCONV_W, Ci, Co, nw), *dw = weight("upconv.dw", SF_PARAM_UPCONV_W, Ci, Co, nw);
   const float *b = sf_golden_f32(G, "upconv.b", NULL), *db = sf_golden_f32(G, "upconv.db", NULL);
   float *gy = zeros(8 * n * Co), *gx = zeros(n * Ci), *gw = zeros(nw), *gb = zeros(Co);
-  (naive ? sf_upconv3d_forward_ref : sf_upconv3d_forward_blas)(gy, x, w, b, D, H, W, Ci, Co);
+  (naive ? sf_upconv3d_forward_ref : sf_upconv3d_forward)(gy, x, w, b, D, H, W, Ci, Co);
   check(v, "upconv forward", gy, y, 8 * n * Co, RTOL);
-  (naive ? sf_upconv3d_backward_data_ref : sf_upconv3d_backward_data_blas)(gx, dy, w, D, H, W, Ci, Co);
+  (naive ? sf_upconv3d_backward_data_ref : sf_upconv3d_backward_data)(gx, dy, w, D, H, W, Ci, Co);
   check(v, "upconv backward data", gx, dx, n * Ci, RTOL);
-  (naive ? sf_upconv3d_backward_weights_ref : sf_upconv3d_backward_weights_blas)(gw, gb, x, dy, D, H, W, Ci, Co);
+  (naive ? sf_upconv3d_backward_weights_ref : sf_upconv3d_backward_weights)(gw, gb, x, dy, D, H, W, Ci, Co);
   check(v, "upconv backward weights", gw, dw, nw, RTOL);
   check(v, "upconv backward bias", gb, db, Co, RTOL);
   free(x), free(y), free(dy), free(dx), free(w), free(dw), free(gy), free(gx), free(gw), free(gb);

@@ -1,5 +1,5 @@
 /* OpenCL H/W block copies (codelets/opencl/launch_blocks.c: rectangular copies) against the CPU
- * kernels (codelets/cpu/halo_blocks.c), run as StarPU tasks on the OpenCL worker: column padding
+ * kernels (src/kernels/halo/halo_blocks.c), run as StarPU tasks on the OpenCL worker: column padding
  * with a whole neighbour block on one side and a one-column halo piece on the other, and with no
  * neighbour (zeros); row padding the same way round; crop and embed; the layer copy of every axis,
  * first and last; a box copy into part of a block (the rest must stay). Outputs start as garbage.

@@ -34,6 +34,8 @@
 #include "scaffold/graph_record.h"
 #include "scaffold/host_exec.h"
 #include "scaffold/ops.h"
+
+#include "../../src/kernels/conv3d/conv3d_variants.h"
 #include "scaffold/runtime.h"
 #include "scaffold/tasks.h"
 #include "scaffold/trace.h"

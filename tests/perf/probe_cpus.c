@@ -25,7 +25,7 @@
 #include "scaffold/cpu_isa.h"
 #include "scaffold/ops.h"
 
-#include "conv3d_amx_internal.h" /* the tile configuration and target attribute of the AMX kernels */
+#include "amx_internal.h" /* the tile configuration and target attribute of the AMX kernels */
 
 #define MAX_CPUS 256
 #define FMA_CHAINS 12

@@ -1,18 +1,19 @@
-/* Sanitizer build only: calls one direct-convolution register block (codelets/cpu/conv3d_direct_tiles.h)
+/* Sanitizer build only: calls one direct-convolution register block (src/kernels/conv3d/conv3d_direct_tiles.h)
  * of a kernel set with buffers of exactly the size its loops touch, or with one of them a float short,
- * so that test_footprint.sh can check the blocks' footprint checks (codelets/cpu/sanitize_footprint.h):
+ * so that test_footprint.sh can check the blocks' footprint checks (src/kernels/common/sanitize_footprint.h):
  * exact sizes must pass without a report, a short buffer must be reported by ASan.
- * The naive reference convolutions (codelets/cpu/conv3d_ref.c) check their whole tensors the same way.
+ * The naive reference convolutions (src/kernels/conv3d/conv3d_ref.c) check their whole tensors the same way.
  *   footprint_probe SET CASE   SET: c | avx2 | avx512; CASE: exact | short-x | short-w | short-y (forward
  *   block) | dw-exact | short-dx | short-dy | short-dw (dW block) | ref-exact | ref-short-y | ref-short-dy |
  *   ref-short-dw (the three reference kernels; SET ignored) | wino-exact | wino-short-x | wino-short-y |
- *   wino-short-dy | wino-short-dw (the Winograd forward, dX and dW of codelets/cpu/conv3d_winograd.c under
+ *   wino-short-dy | wino-short-dw (the Winograd forward, dX and dW of src/kernels/conv3d/conv3d_winograd.c under
  *   SET, whose stages check each block's footprint the same way). Exit 0 when the kernels returned. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../codelets/cpu/conv3d_direct_internal.h"
+#include "../../src/kernels/conv3d/conv3d_direct_internal.h"
+#include "../../src/kernels/conv3d/conv3d_variants.h"
 #include "scaffold/cpu_isa.h"
 #include "scaffold/ops.h"
 

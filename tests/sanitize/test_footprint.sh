@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sanitizer build only. The direct convolution's register blocks are not instrumented access by access;
-# they check their footprint on entry instead (codelets/cpu/sanitize_footprint.h). For every kernel set
+# they check their footprint on entry instead (src/kernels/common/sanitize_footprint.h). For every kernel set
 # this CPU has, footprint_probe calls a forward and a dW block and the Winograd kernels (and the naive
 # reference kernels, which check their whole tensors):
 #  - with every buffer exactly as large as the block's loops touch: no report, exit 0 (the footprint is

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turns a codelets/cuda/<op>.cu file into C++ for the CPU emulation (tests/gpu/emu): each kernel launch
+"""Turns a src/kernels/cuda/<op>.cu file into C++ for the CPU emulation (tests/gpu/emu): each kernel launch
 `k<<<grid, block[, shmem[, stream]]>>>(args);` becomes `sf_emu_launch(dim3(grid), dim3(block), shmem,
 [&]() { k(args); });`. Everything else is kept; a #line directive keeps compiler messages pointing at
 the .cu file. Usage: cu2cpp.py IN.cu OUT.cpp"""

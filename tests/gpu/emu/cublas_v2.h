@@ -1,4 +1,4 @@
-/* CPU emulation of the cuBLAS subset used by codelets/cuda (naive column-major GEMMs with double
+/* CPU emulation of the cuBLAS subset used by src/kernels/cuda (naive column-major GEMMs with double
  * accumulation; bf16 operands widened exactly). C-compatible. Implementation: emu_runtime.cpp. */
 #ifndef SF_EMU_CUBLAS_V2_H
 #define SF_EMU_CUBLAS_V2_H

@@ -1,4 +1,4 @@
-/* CPU emulation of the CUDA device side used by codelets/cuda (for the CTest gpu_kernels_emu): kernel
+/* CPU emulation of the CUDA device side used by src/kernels/cuda (for the CTest gpu_kernels_emu): kernel
  * keywords, dim3 and the vector types, threadIdx/blockIdx/blockDim/gridDim, __syncthreads, atomics,
  * bit casts and the _rn intrinsics. Kernels are launched through sf_emu_launch (cu2cpp.py rewrites each
  * `k<<<g, b, shm, s>>>(args);`): the blocks run one after another, each block's threads as host threads

@@ -1,0 +1,292 @@
+/* The 3x3x3 convolution's only entry (padding 1, stride 1, no bias; NDHWC activations, (27, Cin, Cout)
+ * weights; contracts in scaffold/ops.h). Every rule that chooses a variant is here, with the measurements
+ * behind it: Winograd F(2,3) on wide layers with enough tiles, else the direct register blocks of the active
+ * CPU kernel set where they beat im2col + sgemm, else im2col; for torch_amp: 1, the bf16 engine (AMX tiles or
+ * AVX-512 VDPBF16PS). sf_conv3d_choose() answers "which variant runs this call" for the run header, the
+ * result file and the trace; the entries run exactly what it answers. The variants (conv3d_variants.h,
+ * conv3d_bf16_internal.h) never call back here. */
+#include <pthread.h>
+#include <stdio.h>
+
+#include "scaffold/common.h"
+#include "scaffold/cpu_isa.h"
+#include "scaffold/kernel_choices.h"
+#include "scaffold/ops.h"
+#include "scaffold/switches.h"
+
+#include "conv3d_bf16_internal.h"
+#include "conv3d_variants.h"
+
+/* ---- the Winograd switch ----------------------------------------------------------------------------- */
+static int wino_on = -1;
+static pthread_once_t wino_once = PTHREAD_ONCE_INIT;
+static void wino_decide(void)
+{
+  wino_on = !sf_switch_is("SF_CONV_WINOGRAD", "0");
+}
+
+int sf_conv_winograd_active(void)
+{
+  pthread_once(&wino_once, wino_decide);
+  return wino_on && sf_cpu_isa_active() >= SF_ISA_AVX2;
+}
+
+void sf_conv_winograd_set_for_testing(int on)
+{
+  pthread_once(&wino_once, wino_decide);
+  wino_on = on;
+}
+
+/* ---- where the direct kernels beat im2col + sgemm ------------------------------------------------------ */
+
+/* Where the direct kernels beat im2col + sgemm, per kernel set: channel counts that fill the
+ * vectors, rows long enough to amortise the weight stream (forward/dX: MIN_W; dW: DW_MIN_W).
+ * AVX-512 (measured on an AVX-512 EPYC, 1 thread): at 4^3 x 512 channels the direct kernel ran at
+ * 42 GFLOP/s against im2col + sgemm's 73; from 8^3 up at 102-122 against 78-92. Its dW at 8^3 x 256
+ * ran at 77 against 90; from 16^2 planes up at 106-116 against 81-93. Channel counts that are odd
+ * multiples of 8 run the AVX2 blocks under the AVX2 rule (sf_direct_kernels_for; not measured on
+ * an AVX-512 CPU).
+ * AVX2: see sf_conv3d_direct_avx2_wins below.
+ * Portable C: never chosen. On the AVX2 EPYC below (where -march=native compiles it to AVX2 code)
+ * it beat im2col + sgemm only on layers of <= 16 channels, where the AVX2 set is faster still, and
+ * it was not measured on a CPU where it would be the best set (no AVX2, or not x86). It runs when
+ * asked for (SF_CPU_ISA=c) through the direct variants only (the kernel tests). */
+#ifndef SF_CONV_DIRECT_MIN_W
+#define SF_CONV_DIRECT_MIN_W 8
+#endif
+#ifndef SF_CONV_DIRECT_DW_MIN_W
+#define SF_CONV_DIRECT_DW_MIN_W 16
+#endif
+/* AVX2 (8-float ymm, blocks of 6 voxels/input channels x 16 channels). Measured with
+ * scripts/bench-kernels --reps 5 (1 thread, median GFLOP/s, direct AVX2 vs im2col + OpenBLAS Zen
+ * sgemm, side by side in one run; two base-64 runs and one base-8 run, quiet machine) on an
+ * "AMD EPYC" Zen 3 (lscpu model name), 2 cores, fwd/dX/dW, run after run:
+ *   Forward and dX win at every shape whose output channels fill the vectors, now that short rows
+ *   with many channels take the slab-blocked driver (conv3d_direct_blocked.c) and the register
+ *   blocks load each weight vector once (SF_VKEEP): 8^3 256->256 91.4/73.1 vs 63.0/49.8 and
+ *   74.6/67.3 vs 54.7/50.8; 8^3 512->512 70.8/65.1 vs 59.2/55.1, 58.7/53.5 vs 56.2/49.9; 4^3
+ *   512->512 71.5/48.7 vs 50.1/38.1, 72.4/53.7 vs 58.1/45.0; 16^3 256->256 66.6/69.8 vs 58.6/58.0;
+ *   64^3 64->64 50.2/72.0 vs 45.6/61.0. Only 2^3 x 64 (base 8, 1e-3 GFLOP) loses its forward.
+ *   dW: the packed driver (conv3d_direct_dw_packed.c) wins from 256 output channels at any row
+ *   length: 8^3 256->256 78.5 vs 49.1, 8^3 512->512 68.7 vs 50.2, 4^3 512->512 79.6 vs 43.2,
+ *   16^3 256->256 64.8 vs 51.6, 2^3 512->512 15.8 vs 14.4. Below that the rules measured in
+ *   session 7 stand (rows >= 16 with <= 128 channels, or <= 64 channels: 64^3 64->64 55.4 vs 50.6;
+ *   32^3 128->64 48.9 vs 44.0), and 16^3 128->128 stays a tie (46.8 vs 51.2, 49.3 vs 47.3). */
+#ifndef SF_CONV_DIRECT_AVX2_MIN_W
+#define SF_CONV_DIRECT_AVX2_MIN_W 16 /* rows of at least this many voxels: */
+#endif
+#ifndef SF_CONV_DIRECT_AVX2_MAX_C
+#define SF_CONV_DIRECT_AVX2_MAX_C 128 /* ... up to this many channels */
+#endif
+#ifndef SF_CONV_DIRECT_AVX2_DW_WIDE_C
+#define SF_CONV_DIRECT_AVX2_DW_WIDE_C 256 /* dW, from this many output channels: any row length */
+#endif
+#ifndef SF_CONV_DIRECT_AVX2_DW_SMALL_C
+#define SF_CONV_DIRECT_AVX2_DW_SMALL_C 64 /* dW, up to this many output channels: any row length */
+#endif
+
+static int sf_conv3d_direct_avx2_wins(int W, int nout, int dw)
+{
+  if (nout % 8 || W < 1) return 0;
+  if (!dw) return 1; /* forward/dX: every shape (the slab-blocked driver takes short rows) */
+  if (W >= SF_CONV_DIRECT_AVX2_MIN_W && nout <= SF_CONV_DIRECT_AVX2_MAX_C) return 1;
+  return nout <= SF_CONV_DIRECT_AVX2_DW_SMALL_C || nout >= SF_CONV_DIRECT_AVX2_DW_WIDE_C;
+}
+
+/* OpenBLAS on a generic core (Prescott: it did not recognise the CPU) runs im2col's sgemm at a
+ * fifth of a good core's speed (bench-kernels --coretype default --coretype Prescott on the EPYC
+ * above: sgemm 2048^3 13.2-14.0 vs 65.8 GFLOP/s; 8^3 256->256 11.4/14.5/17.4 vs the direct
+ * kernels' 67.4/66.5/49.4; 4^3 512->512 10.5/10.9/11.9 vs 72.2/51.7/47.5), below every direct
+ * kernel set at every shape. So with a generic core every shape whose channels fill the vectors
+ * runs direct, whatever the row length. */
+static int sf_conv3d_generic_blas_direct(int nout) { return sf_blas_core_is_generic() && nout % 8 == 0; }
+
+static int direct_wins(int W, int nout)
+{
+  if (sf_cpu_isa_active() >= SF_ISA_AVX2 && sf_conv3d_generic_blas_direct(nout)) return 1;
+  switch (sf_cpu_isa_active()) {
+  case SF_ISA_AVX512: return nout % 16 ? sf_conv3d_direct_avx2_wins(W, nout, 0) : W >= SF_CONV_DIRECT_MIN_W;
+  case SF_ISA_AVX2: return sf_conv3d_direct_avx2_wins(W, nout, 0);
+  default: return 0; /* C: see above; none: off */
+  }
+}
+
+static int direct_dw_wins(int W, int Cout)
+{
+  if (sf_cpu_isa_active() >= SF_ISA_AVX2 && sf_conv3d_generic_blas_direct(Cout)) return 1;
+  switch (sf_cpu_isa_active()) {
+  case SF_ISA_AVX512: return Cout % 16 ? sf_conv3d_direct_avx2_wins(W, Cout, 1) : W >= SF_CONV_DIRECT_DW_MIN_W;
+  case SF_ISA_AVX2: return sf_conv3d_direct_avx2_wins(W, Cout, 1);
+  default: return 0;
+  }
+}
+
+/* ---- where Winograd beats the direct kernels ------------------------------------------------------------ */
+/* Where it beats the direct kernels (scripts/bench-kernels; /tmp driver, 1 thread, "Intel(R) Xeon(R)
+ * Processor" with AVX-512, session 13, forward/dX speedups over direct): 4x32^2 64->64 2.27/2.05x,
+ * 8x64^2 64->64 2.33/2.28x, 4x32^2 128->64 1.99/2.01x, 4x16^2 128->128 1.74/1.54x, 2x16^2 128->128
+ * (64 tiles) 1.59/1.28x, 2x32^2 16->16 1.58/1.50x; 4x8^2 128->128 (32 tiles) 1.20/0.92x: the
+ * weight transform is per call, so a call needs enough tiles to amortise it. The AVX2 set on the same
+ * CPU (bench_kernels under SF_CPU_ISA=avx2): 2.1-2.7x its direct kernels at 16^3-64^3, 64-128
+ * channels, in all three directions. dW follows the same rule: 1.4-2.25x the direct dW. */
+#ifndef SF_WINO_MIN_TILES
+#define SF_WINO_MIN_TILES 64
+#endif
+
+static int winograd_wins(int nd, int H, int W, int K, int N)
+{
+  return sf_conv_winograd_active() && sf_conv3d_winograd_fits(nd, H, W, K, N) &&
+         (size_t)(nd / 2) * (H / 2) * (W / 2) >= SF_WINO_MIN_TILES;
+}
+
+/* ---- the choice -------------------------------------------------------------------------------------- */
+sf_conv3d_variant sf_conv3d_choose(sf_conv3d_direction dir, int bf16, int nd, int H, int W, int Cin, int Cout)
+{
+  if (bf16) return sf_bf16_engine_active() == SF_BF16_AMX ? SF_CONV3D_AMX : SF_CONV3D_VDPBF16;
+  switch (dir) {
+  case SF_CONV3D_FORWARD:
+    return winograd_wins(nd, H, W, Cin, Cout) ? SF_CONV3D_WINOGRAD
+           : direct_wins(W, Cout)             ? SF_CONV3D_DIRECT
+                                              : SF_CONV3D_IM2COL;
+  case SF_CONV3D_BACKWARD_DATA: /* a forward conv of dy: K, N = Cout, Cin */
+    return winograd_wins(nd, H, W, Cout, Cin) ? SF_CONV3D_WINOGRAD
+           : direct_wins(W, Cin)              ? SF_CONV3D_DIRECT
+                                              : SF_CONV3D_IM2COL;
+  case SF_CONV3D_BACKWARD_WEIGHTS:
+    return winograd_wins(nd, H, W, Cin, Cout) ? SF_CONV3D_WINOGRAD
+           : direct_dw_wins(W, Cout)          ? SF_CONV3D_DIRECT
+                                              : SF_CONV3D_IM2COL;
+  case SF_CONV3D_BACKWARD_WEIGHTS_TAPS: return direct_dw_wins(W, Cout) ? SF_CONV3D_DIRECT : SF_CONV3D_IM2COL;
+  }
+  SF_ABORT("sf_conv3d_choose: direction %d", (int)dir);
+}
+
+const char *sf_conv3d_variant_name(sf_conv3d_variant v)
+{
+  static char names[2][4][32]; /* [winograd?][kernel set] */
+  sf_cpu_isa isa = sf_cpu_isa_active();
+  switch (v) {
+  case SF_CONV3D_IM2COL: return "im2col";
+  case SF_CONV3D_VDPBF16: return "vdpbf16ps";
+  case SF_CONV3D_AMX: return "amx";
+  case SF_CONV3D_DIRECT:
+  case SF_CONV3D_WINOGRAD: {
+    int wino = v == SF_CONV3D_WINOGRAD, i = (int)isa & 3;
+    if (!names[wino][i][0]) /* a race writes the same bytes */
+      snprintf(names[wino][i], sizeof names[wino][i], "%s-%s", wino ? "winograd" : "direct", sf_cpu_isa_name(isa));
+    return names[wino][i];
+  }
+  }
+  return "?";
+}
+
+/* The choice, counted for the run's report (scaffold/kernel_choices.h) */
+static sf_conv3d_variant chosen(sf_conv3d_direction dir, int bf16, int nd, int H, int W, int Cin, int Cout)
+{
+  static const sf_kernel_op ops[] = {SF_KOP_CONV3D_FORWARD, SF_KOP_CONV3D_BACKWARD_DATA,
+                                     SF_KOP_CONV3D_BACKWARD_WEIGHTS, SF_KOP_CONV3D_BACKWARD_WEIGHTS_TAPS};
+  sf_conv3d_variant v = sf_conv3d_choose(dir, bf16, nd, H, W, Cin, Cout);
+  sf_kernel_choice_note(ops[dir], sf_conv3d_variant_name(v));
+  return v;
+}
+
+/* ---- fp32 entries ------------------------------------------------------------------------------------ */
+void sf_conv3d_forward(float *y, const float *x_lo, const float *x, const float *x_hi, const float *w, int nd, int H,
+                       int W, int Cin, int Cout)
+{
+  switch (chosen(SF_CONV3D_FORWARD, 0, nd, H, W, Cin, Cout)) {
+  case SF_CONV3D_WINOGRAD: sf_conv3d_forward_winograd(y, x_lo, x, x_hi, w, nd, H, W, Cin, Cout); return;
+  case SF_CONV3D_DIRECT: sf_conv3d_forward_direct(y, x_lo, x, x_hi, w, nd, H, W, Cin, Cout); return;
+  default: sf_conv3d_forward_im2col(y, x_lo, x, x_hi, w, nd, H, W, Cin, Cout); return;
+  }
+}
+
+void sf_conv3d_backward_data(float *dx, const float *dy_lo, const float *dy, const float *dy_hi, const float *w,
+                             int nd, int H, int W, int Cin, int Cout)
+{
+  switch (chosen(SF_CONV3D_BACKWARD_DATA, 0, nd, H, W, Cin, Cout)) {
+  case SF_CONV3D_WINOGRAD: sf_conv3d_backward_data_winograd(dx, dy_lo, dy, dy_hi, w, nd, H, W, Cin, Cout); return;
+  case SF_CONV3D_DIRECT: sf_conv3d_backward_data_direct(dx, dy_lo, dy, dy_hi, w, nd, H, W, Cin, Cout); return;
+  default: sf_conv3d_backward_data_im2col(dx, dy_lo, dy, dy_hi, w, nd, H, W, Cin, Cout); return;
+  }
+}
+
+void sf_conv3d_backward_weights(float *dw, const float *x_lo, const float *x, const float *x_hi, const float *dy,
+                                int nd, int H, int W, int Cin, int Cout)
+{
+  if ((size_t)nd * H * W == 0) return;
+  switch (chosen(SF_CONV3D_BACKWARD_WEIGHTS, 0, nd, H, W, Cin, Cout)) {
+  case SF_CONV3D_WINOGRAD: sf_conv3d_backward_weights_winograd(dw, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout); return;
+  case SF_CONV3D_DIRECT: sf_conv3d_backward_weights_direct(dw, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout); return;
+  default: sf_conv3d_backward_weights_im2col(dw, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout); return;
+  }
+}
+
+void sf_conv3d_backward_weights_taps(float *dw, int t0, int t1, const float *x_lo, const float *x, const float *x_hi,
+                                     const float *dy, int nd, int H, int W, int Cin, int Cout)
+{
+  SF_ASSERT(0 <= t0 && t0 <= t1 && t1 <= 27 && Cout >= SF_CONV_DW_T_COUT);
+  if ((size_t)nd * H * W == 0 || t1 == t0 || Cin == 0) return;
+  if (chosen(SF_CONV3D_BACKWARD_WEIGHTS_TAPS, 0, nd, H, W, Cin, Cout) == SF_CONV3D_DIRECT)
+    sf_conv3d_backward_weights_taps_direct(dw, t0, t1, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout);
+  else
+    sf_conv3d_backward_weights_taps_im2col(dw, t0, t1, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout);
+}
+
+/* ---- bf16 entries: the active engine ------------------------------------------------------------------ */
+static void need_engine(void)
+{
+  if (sf_bf16_engine_active() == SF_BF16_NONE)
+    SF_ABORT("bf16 conv3d called without a bf16 engine (no AVX512_BF16, or SF_CPU_BF16=none)");
+}
+
+void sf_conv3d_forward_bf16(float *y, const float *x_lo, const float *x, const float *x_hi, const float *w, int nd,
+                            int H, int W, int Cin, int Cout)
+{
+  need_engine();
+  if (chosen(SF_CONV3D_FORWARD, 1, nd, H, W, Cin, Cout) == SF_CONV3D_AMX)
+    sf_conv3d_amx(y, x_lo, x, x_hi, w, nd, H, W, Cin, Cout, 0);
+  else
+    sf_conv3d_vdpbf16(y, x_lo, x, x_hi, w, nd, H, W, Cin, Cout, 0);
+}
+
+void sf_conv3d_backward_data_bf16(float *dx, const float *dy_lo, const float *dy, const float *dy_hi, const float *w,
+                                  int nd, int H, int W, int Cin, int Cout)
+{
+  need_engine();
+  if (chosen(SF_CONV3D_BACKWARD_DATA, 1, nd, H, W, Cin, Cout) == SF_CONV3D_AMX)
+    sf_conv3d_amx(dx, dy_lo, dy, dy_hi, w, nd, H, W, Cin, Cout, 1);
+  else
+    sf_conv3d_vdpbf16(dx, dy_lo, dy, dy_hi, w, nd, H, W, Cin, Cout, 1);
+}
+
+void sf_conv3d_backward_weights_taps_bf16(float *dw, int t0, int t1, const float *x_lo, const float *x,
+                                          const float *x_hi, const float *dy, int nd, int H, int W, int Cin, int Cout)
+{
+  need_engine();
+  if (chosen(SF_CONV3D_BACKWARD_WEIGHTS_TAPS, 1, nd, H, W, Cin, Cout) == SF_CONV3D_AMX)
+    sf_conv3d_weights_amx(dw, t0, t1, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout);
+  else
+    sf_conv3d_weights_vdpbf16(dw, t0, t1, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout);
+}
+
+/* Weights packed once per forward: only the AMX engine has a slab-independent layout */
+size_t sf_conv3d_bf16_packed_bytes(int Cin, int Cout, int flip)
+{
+  return sf_bf16_engine_active() == SF_BF16_AMX ? sf_conv3d_amx_packed_bytes(Cin, Cout, flip) : 0;
+}
+
+void sf_conv3d_bf16_pack(void *wfwd, void *wdx, const float *w, int Cin, int Cout)
+{
+  SF_ASSERT((!wfwd || sf_conv3d_bf16_packed_bytes(Cin, Cout, 0) > 0) &&
+            (!wdx || sf_conv3d_bf16_packed_bytes(Cin, Cout, 1) > 0));
+  sf_conv3d_amx_pack(wfwd, wdx, w, Cin, Cout);
+}
+
+void sf_conv3d_bf16_packed(float *y, const float *x_lo, const float *x, const float *x_hi, const void *wp, int nd,
+                           int H, int W, int Cin, int Cout, int flip)
+{
+  SF_ASSERT(sf_conv3d_bf16_packed_bytes(Cin, Cout, flip) > 0);
+  chosen(flip ? SF_CONV3D_BACKWARD_DATA : SF_CONV3D_FORWARD, 1, nd, H, W, Cin, Cout);
+  sf_conv3d_amx_packed(y, x_lo, x, x_hi, wp, nd, H, W, Cin, Cout, flip);
+}

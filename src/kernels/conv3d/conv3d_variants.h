@@ -1,0 +1,54 @@
+/* The 3x3x3 convolution's variants, which only the family's entry (conv3d.c) chooses between and the
+ * kernel tests call directly. Same arguments as the references in scaffold/ops.h; none calls an entry.
+ *   im2col (conv3d_im2col.c):   im2col + OpenBLAS sgemm, any shape
+ *   direct (conv3d_direct*.c):  register blocks of the active CPU kernel set (scaffold/cpu_isa.h), any
+ *                               channel counts; needs sf_conv3d_direct_available()
+ *   winograd (conv3d_winograd.c): F(2x2x2, 3x3x3) where sf_conv3d_winograd_fits (K, N = the input and
+ *                               output channels of the conv being run: forward Cin, Cout; dX Cout, Cin)
+ *   bf16 (conv3d_bf16*.c, conv3d_amx*.c): conv3d_bf16_internal.h */
+#ifndef SF_CONV3D_VARIANTS_H
+#define SF_CONV3D_VARIANTS_H
+
+#ifndef SF_CONV_DW_T_COUT
+#define SF_CONV_DW_T_COUT 17 /* the im2col dW forms its GEMM transposed when Cout < this (taps need >=) */
+#endif
+
+void sf_conv3d_forward_im2col(float *y, const float *x_lo, const float *x, const float *x_hi, const float *w, int nd,
+                              int H, int W, int Cin, int Cout);
+void sf_conv3d_backward_data_im2col(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,
+                                    const float *w, int nd, int H, int W, int Cin, int Cout);
+void sf_conv3d_backward_weights_im2col(float *dw, const float *x_lo, const float *x, const float *x_hi,
+                                       const float *dy, int nd, int H, int W, int Cin, int Cout);
+void sf_conv3d_backward_weights_taps_im2col(float *dw, int t0, int t1, const float *x_lo, const float *x,
+                                            const float *x_hi, const float *dy, int nd, int H, int W, int Cin,
+                                            int Cout);
+
+/* A kernel set is active (SF_CONV_DIRECT not set to 0) */
+int sf_conv3d_direct_available(void);
+void sf_conv3d_forward_direct(float *y, const float *x_lo, const float *x, const float *x_hi,
+                              const float *w, int nd, int H, int W, int Cin, int Cout);
+void sf_conv3d_backward_data_direct(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,
+                                    const float *w, int nd, int H, int W, int Cin, int Cout);
+/* weight gradients (accumulated): all taps, or the rows of taps [t0, t1) */
+void sf_conv3d_backward_weights_direct(float *dw, const float *x_lo, const float *x, const float *x_hi,
+                                       const float *dy, int nd, int H, int W, int Cin, int Cout);
+void sf_conv3d_backward_weights_taps_direct(float *dw, int t0, int t1, const float *x_lo, const float *x,
+                                            const float *x_hi, const float *dy, int nd, int H, int W, int Cin,
+                                            int Cout);
+
+/* wf: (27, Cout, Cin) = w: (27, Cin, Cout) with the taps mirrored (k -> 26-k) and each tap's matrix
+ * transposed: the weights of dX as a forward conv of dy (conv3d_im2col.c) */
+void sf_conv3d_mirror_weights(float *wf, const float *w, int Cin, int Cout);
+
+/* The shapes Winograd can run: nd, H, W even; K, N multiples of the vector width; K*N small enough for
+ * the transformed weights; a kernel set active */
+int sf_conv3d_winograd_fits(int nd, int H, int W, int K, int N);
+void sf_conv3d_forward_winograd(float *y, const float *x_lo, const float *x, const float *x_hi, const float *w,
+                                int nd, int H, int W, int Cin, int Cout);
+void sf_conv3d_backward_data_winograd(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,
+                                      const float *w, int nd, int H, int W, int Cin, int Cout);
+/* the weight gradient (accumulated, all 27 taps): K, N = Cin, Cout */
+void sf_conv3d_backward_weights_winograd(float *dw, const float *x_lo, const float *x, const float *x_hi,
+                                         const float *dy, int nd, int H, int W, int Cin, int Cout);
+
+#endif

@@ -1,0 +1,128 @@
+/* 3x3x3 convolution (padding 1, stride 1, no bias) by Winograd F(2x2x2, 3x3x3), forward and dX (a
+ * forward conv of dy with the taps mirrored and the channels transposed), for the wide layers where
+ * it beats the direct kernels (the rule is in conv3d.c, the family's entry).
+ * The stages (transforms and the 64 GEMMs, per CPU kernel set) are in conv3d_winograd_tiles.h;
+ * this file transforms the weights once per call and walks the slab's 2x2x2 output tiles in
+ * blocks whose transformed inputs and products stay in L2. NDHWC activations, (27,Cin,Cout)
+ * weights, as the other conv3d kernels (scaffold/ops.h).
+ * Accuracy: F(2,3)'s transforms have coefficients 0, +-1/2, +-1, so the result differs from the
+ * direct sum only by rounding, a few times fp32's epsilon relative to the largest term
+ * (tests/kernels_conv/test_conv_winograd.c bounds it). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "scaffold/common.h"
+#include "scaffold/cpu_isa.h"
+#include "scaffold/ops.h"
+#include "scaffold/workspace.h"
+
+#include "conv3d_variants.h"
+#include "conv3d_winograd_internal.h"
+
+/* Workspace slots: the direct kernels' slots (idle while this runs) */
+#define SF_WINO_U_SLOT 0
+#define SF_WINO_V_SLOT 1 /* also the mirrored weights of dX, consumed before V is written */
+#define SF_WINO_M_SLOT 2
+#define SF_WINO_ZERO_SLOT 3
+#ifndef SF_WINO_BLOCK_BYTES
+#define SF_WINO_BLOCK_BYTES ((size_t)1 << 20) /* V + M of one block of tiles ... */
+#endif
+#ifndef SF_WINO_MIN_TB
+#define SF_WINO_MIN_TB 32 /* ... but at least this many tiles, each U point serves */
+#endif
+#define SF_WINO_PAD 16 /* floats past tb*K, tb*N between points (conv3d_winograd_internal.h) */
+#ifndef SF_WINO_MAX_KN
+#define SF_WINO_MAX_KN (128 * 128) /* U is 64*K*N floats: 4 MiB at 128 x 128 */
+#endif
+
+static const sf_wino_kernels *wino_kernels(void)
+{
+  switch (sf_cpu_isa_active()) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  case SF_ISA_AVX512: return &sf_wino_kernels_avx512;
+  case SF_ISA_AVX2: return &sf_wino_kernels_avx2;
+#endif
+  case SF_ISA_C: return &sf_wino_kernels_c;
+  default: SF_ABORT("Winograd conv3d kernels called with the kernel set off (SF_CONV_DIRECT=0)");
+  }
+}
+
+static size_t wino_tiles(int nd, int H, int W) { return (size_t)(nd / 2) * (H / 2) * (W / 2); }
+
+int sf_conv3d_winograd_fits(int nd, int H, int W, int K, int N)
+{
+  if (sf_cpu_isa_active() == SF_ISA_NONE) return 0;
+  int vw = wino_kernels()->vw;
+  return nd > 0 && nd % 2 == 0 && H % 2 == 0 && W % 2 == 0 && H > 0 && W > 0 && K % vw == 0 && N % vw == 0 &&
+         (size_t)K * N <= SF_WINO_MAX_KN;
+}
+
+/* U (conv3d_winograd_internal.h) of w: (27, K, N), in this thread's workspace */
+static const float *wino_transform_weights(const float *w, int K, int N)
+{
+  float *U = sf_workspace_floats(SF_WINO_U_SLOT, (size_t)64 * K * N);
+  wino_kernels()->weights(U, w, K, N);
+  return U;
+}
+
+/* j: the input slab x: (nd,H,W,K) (halo planes lo, hi), N output channels, the tile block size and
+ * the V, M and zero-row scratch */
+static void wino_job(sf_wino_job *j, const float *lo, const float *x, const float *hi, int nd, int H, int W, int K,
+                     int N)
+{
+  size_t tb = SF_WINO_BLOCK_BYTES / ((size_t)64 * sizeof(float) * (K + N));
+  tb = sf_max_sz(1, sf_min_sz(sf_max_sz(tb, SF_WINO_MIN_TB), wino_tiles(nd, H, W)));
+  *j = (sf_wino_job){.lo = lo, .x = x, .hi = hi, .nd = nd, .H = H, .W = W, .K = K, .N = N, .tb = (int)tb,
+                     .vs = tb * K + SF_WINO_PAD, .ms = tb * N + SF_WINO_PAD};
+  j->V = sf_workspace_floats(SF_WINO_V_SLOT, 64 * j->vs);
+  j->M = sf_workspace_floats(SF_WINO_M_SLOT, 64 * j->ms);
+  float *zero = sf_workspace_floats(SF_WINO_ZERO_SLOT, (size_t)W * K);
+  memset(zero, 0, sizeof(float) * W * K);
+  j->zero = zero;
+}
+
+/* y: (nd,H,W,N) = the conv of x: (nd,H,W,K) (halo planes lo, hi) with the weights U transforms */
+static void wino_conv(float *y, const float *lo, const float *x, const float *hi, const float *U, int nd, int H,
+                      int W, int K, int N)
+{
+  sf_wino_job j;
+  wino_job(&j, lo, x, hi, nd, H, W, K, N);
+  j.y = y;
+  j.U = U;
+  const sf_wino_kernels *ks = wino_kernels();
+  size_t tiles = wino_tiles(nd, H, W);
+  for (size_t t0 = 0; t0 < tiles; t0 += j.tb) ks->block(&j, t0, (int)sf_min_sz(j.tb, tiles - t0));
+}
+
+void sf_conv3d_forward_winograd(float *y, const float *x_lo, const float *x, const float *x_hi, const float *w,
+                                int nd, int H, int W, int Cin, int Cout)
+{
+  SF_ASSERT(sf_conv3d_winograd_fits(nd, H, W, Cin, Cout));
+  wino_conv(y, x_lo, x, x_hi, wino_transform_weights(w, Cin, Cout), nd, H, W, Cin, Cout);
+}
+
+void sf_conv3d_backward_data_winograd(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,
+                                      const float *w, int nd, int H, int W, int Cin, int Cout)
+{
+  SF_ASSERT(sf_conv3d_winograd_fits(nd, H, W, Cout, Cin));
+  float *wt = sf_workspace_floats(SF_WINO_V_SLOT, (size_t)27 * Cin * Cout); /* consumed before V is written */
+  sf_conv3d_mirror_weights(wt, w, Cin, Cout);
+  wino_conv(dx, dy_lo, dy, dy_hi, wino_transform_weights(wt, Cout, Cin), nd, H, W, Cout, Cin);
+}
+
+/* dw: (27, Cin, Cout) += the weight gradient of the slab: Wt (64, Cin, Cout) sums the tiles' products
+ * block by block, then G^T takes it back to the 27 taps */
+void sf_conv3d_backward_weights_winograd(float *dw, const float *x_lo, const float *x, const float *x_hi,
+                                         const float *dy, int nd, int H, int W, int Cin, int Cout)
+{
+  SF_ASSERT(sf_conv3d_winograd_fits(nd, H, W, Cin, Cout));
+  const sf_wino_kernels *ks = wino_kernels();
+  sf_wino_job j;
+  wino_job(&j, x_lo, x, x_hi, nd, H, W, Cin, Cout);
+  j.dy = dy;
+  j.Wt = sf_workspace_floats(SF_WINO_U_SLOT, (size_t)64 * Cin * Cout);
+  memset(j.Wt, 0, sizeof(float) * 64 * Cin * Cout);
+  size_t tiles = wino_tiles(nd, H, W);
+  for (size_t t0 = 0; t0 < tiles; t0 += j.tb) ks->dw_block(&j, t0, (int)sf_min_sz(j.tb, tiles - t0));
+  ks->dw_finish(dw, j.Wt, Cin, Cout);
+}
