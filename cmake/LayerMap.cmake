@@ -87,7 +87,8 @@ set(SF_LAYER_train_STARPU OFF)
 
 set(SF_LAYER_sim_DIRS src/sim)
 set(SF_LAYER_sim_HEADERS steps)
-set(SF_LAYER_sim_USES sim train codelets model runtime config util)
+# sim -> kernels: the report names the CPU kernel variants the timed steps ran (kernel_choices.h) only.
+set(SF_LAYER_sim_USES sim train codelets model runtime config kernels util)
 set(SF_LAYER_sim_STARPU OFF)
 
 # harness -> StarPU: machine.c reads the StarPU version from <starpu_config.h> for the machine record.

@@ -23,6 +23,7 @@
 #include "scaffold/dataset.h"
 #include "scaffold/fsutil.h"
 #include "scaffold/graph.h"
+#include "scaffold/kernel_choices.h"
 #include "scaffold/model.h"
 #include "scaffold/npy.h"
 #include "scaffold/ops.h"
@@ -321,263 +322,338 @@ static int datagen_only(sf_config *c, const char *run_dir, sf_result *res, sf_be
   return 0;
 }
 
-int sf_cmd_benchmark(int argc, char **argv)
-{
-  double t_start = sf_now();
-  sf_dist_init(); /* MPI when launched by mpirun with several ranks (scaffold/dist.h); else nothing */
+/* One benchmark run's state, filled by the steps below in order. */
+typedef struct {
+  double t_start;
   sf_config c;
-  sf_config_init(&c);
   cli_opts o;
-  memset(&o, 0, sizeof o);
-  sf_bench_opts_init(&o.bench);
-  int verbose = 0;
-  int next = sf_config_from_cli(&c, argc, argv, 1, &verbose, extra_opt, &o);
+  int verbose, resume, start_over, status;
+  sf_result *res;
+  char *run_dir;
+  sf_dataset data;
+  double gen_secs, fract_secs;
+  sf_unet u;
+  float *params, *class_w;
+  sf_graph *g;
+  sf_ratelog log;
+  sf_train_result tr;
+  char err[2048];
+} bench_run;
+
+/* The configuration and the options, every refusal before any work starts. */
+static void parse_and_check(bench_run *b, int argc, char **argv)
+{
+  sf_config *c = &b->c;
+  sf_config_init(c);
+  sf_bench_opts_init(&b->o.bench);
+  int next = sf_config_from_cli(c, argc, argv, 1, &b->verbose, extra_opt, &b->o);
   if (next < argc) sf_die(SF_EXIT_USAGE, "benchmark: unexpected argument '%s' (--help lists the options)", argv[next]);
-  if (!c.source_file) {
+  if (!c->source_file) {
     usage(stderr);
     sf_die(SF_EXIT_USAGE, "benchmark needs a config file: -c CONFIG");
   }
-  if (o.restart && !o.run_dir) sf_die(SF_EXIT_USAGE, "--restart needs --run-dir DIR (the run directory to resume)");
-  sf_dist_check_config(&c);           /* every rank must run the same configuration */
+  if (b->o.restart && !b->o.run_dir) sf_die(SF_EXIT_USAGE, "--restart needs --run-dir DIR (the run directory to resume)");
+  sf_dist_check_config(c); /* every rank must run the same configuration */
   /* ranks = replicas x ranks per volume (spatial_ranks, or the product of dc_num_shards) */
-  const char *grid_key = c.spatial_ranks > 1 ? "spatial_ranks" : "dc_num_shards";
-  if (!sf_dist_active() && sf_config_spatial(&c) > 1)
-    sf_config_refuse(&c, grid_key, "%ld ranks per volume, but this is a single process; run it under `mpirun -np N` "
-                     "with N a multiple of %ld (N = replicas x ranks per volume)", sf_config_spatial(&c),
-                     sf_config_spatial(&c));
-  sf_dist_configure(sf_config_spatial(&c), grid_key);
-  if (sf_dist_active() && o.bench.datagen_only)
+  const char *grid_key = c->spatial_ranks > 1 ? "spatial_ranks" : "dc_num_shards";
+  if (!sf_dist_active() && sf_config_spatial(c) > 1)
+    sf_config_refuse(c, grid_key, "%ld ranks per volume, but this is a single process; run it under `mpirun -np N` "
+                     "with N a multiple of %ld (N = replicas x ranks per volume)", sf_config_spatial(c),
+                     sf_config_spatial(c));
+  sf_dist_configure(sf_config_spatial(c), grid_key);
+  if (sf_dist_active() && b->o.bench.datagen_only)
     sf_die(SF_EXIT_USAGE, "--datagen-only measures one process: run it without mpirun");
-  sf_benchmark_check_config(&c, !o.bench.datagen_only); /* what this build cannot run: refused before any work */
+  sf_benchmark_check_config(c, !b->o.bench.datagen_only); /* what this build cannot run: refused before any work */
   if (!sf_dist_is_root()) { /* only rank 0 writes outputs, the result JSON included */
-    free(o.bench.out);
-    o.bench.out = NULL;
+    free(b->o.bench.out);
+    b->o.bench.out = NULL;
   }
-  int resume = o.run_dir != NULL || !c.train_from_scratch;
-  if (o.run_dir) c.train_from_scratch = 0; /* upstream: --run-dir forces train_from_scratch False */
-  sf_result *res = sf_result_begin(&o.bench, argc, argv);
-  sf_signals_install(); /* SIGINT/SIGTERM: stop cleanly at the next safe point (scaffold/signals.h) */
+  b->resume = b->o.run_dir != NULL || !c->train_from_scratch;
+  if (b->o.run_dir) c->train_from_scratch = 0; /* upstream: --run-dir forces train_from_scratch False */
+}
 
-  /* ---- run directory ---- */
-  char err[2048];
-  char *run_dir;
-  if (o.run_dir) {
-    if (!sf_dir_exists(o.run_dir)) sf_die(SF_EXIT_USAGE, "--run-dir %s: no such directory", o.run_dir);
-    run_dir = sf_strdup(o.run_dir);
+/* The run directory (new, or the one to resume) with its config copies. */
+static void open_run_dir(bench_run *b)
+{
+  sf_config *c = &b->c;
+  if (b->o.run_dir) {
+    if (!sf_dir_exists(b->o.run_dir)) sf_die(SF_EXIT_USAGE, "--run-dir %s: no such directory", b->o.run_dir);
+    b->run_dir = sf_strdup(b->o.run_dir);
   } else {
-    run_dir = sf_dist_is_root() ? sf_run_dir_create(c.base_run_dir, c.job_name, err, sizeof err) : NULL;
-    if (sf_dist_is_root() && !run_dir) sf_die(SF_EXIT_FAILURE, "%s", err);
+    b->run_dir = sf_dist_is_root() ? sf_run_dir_create(c->base_run_dir, c->job_name, b->err, sizeof b->err) : NULL;
+    if (sf_dist_is_root() && !b->run_dir) sf_die(SF_EXIT_FAILURE, "%s", b->err);
     if (sf_dist_active()) { /* rank 0's directory */
-      char *rd = sf_dist_bcast_string(run_dir);
-      free(run_dir);
-      run_dir = rd;
+      char *rd = sf_dist_bcast_string(b->run_dir);
+      free(b->run_dir);
+      b->run_dir = rd;
     }
   }
-  if (o.run_dir) refuse_incompatible_checkpoint(&c, run_dir);
-  int start_over = o.run_dir && start_over_without_checkpoint(&c, run_dir);
-  if (start_over) resume = 0;
-  if (sf_dist_is_root() && sf_run_dir_write_configs(&c, run_dir, o.run_dir == NULL, err, sizeof err) != 0)
-    sf_die(SF_EXIT_FAILURE, "%s", err);
-  sf_result_set_string(res, "run_dir", run_dir);
-  sf_info("benchmark: run directory %s%s", run_dir,
-          start_over ? " (starting over: no checkpoint yet)" : o.run_dir ? " (resuming)" : "");
+  if (b->o.run_dir) refuse_incompatible_checkpoint(c, b->run_dir);
+  b->start_over = b->o.run_dir && start_over_without_checkpoint(c, b->run_dir);
+  if (b->start_over) b->resume = 0;
+  if (sf_dist_is_root() && sf_run_dir_write_configs(c, b->run_dir, b->o.run_dir == NULL, b->err, sizeof b->err) != 0)
+    sf_die(SF_EXIT_FAILURE, "%s", b->err);
+  sf_result_set_string(b->res, "run_dir", b->run_dir);
+  sf_info("benchmark: run directory %s%s", b->run_dir,
+          b->start_over ? " (starting over: no checkpoint yet)" : b->o.run_dir ? " (resuming)" : "");
+}
 
-  /* ---- runtime ---- */
-  sf_runtime_init(&c);
-  sf_signals_install(); /* starpu_init installed its own SIGINT handler */
-  char desc[256], workers[128];
-  sf_info("benchmark: %s", sf_runtime_describe(desc, sizeof desc));
+/* The CPU kernels and the precision they run in, in the header and the result. */
+static void describe_cpu_kernels(const sf_config *c, sf_result *res)
+{
   char kdesc[192], kwarn[640];
   sf_info("benchmark: CPU kernels: %s", sf_cpu_kernels_describe(kdesc, sizeof kdesc));
   if (sf_blas_generic_warning(kwarn, sizeof kwarn)) sf_warn("%s", kwarn);
   sf_result_set_string(res, "cpu_kernels", sf_cpu_isa_name(sf_cpu_isa_active()));
   sf_result_set_number(res, "conv_winograd", sf_conv_winograd_active());
   const char *bf16_engine = sf_cpu_bf16_engine();
-  if (c.torch_amp && bf16_engine)
+  if (c->torch_amp && bf16_engine)
     sf_info("benchmark: torch_amp: 1: CPU workers run the 3x3x3 convolutions%s in bf16 (engine %s: bf16 "
             "operands, fp32 sums); GroupNorm, the loss, reductions, the 1x1x1 convolution%s and Adam stay fp32, "
             "OpenCL workers stay fp32 (docs/performance.md, \"bf16\")",
             strcmp(bf16_engine, "amx") ? "" : " and the transposed ones", bf16_engine,
             strcmp(bf16_engine, "amx") ? ", the transposed ones" : "");
-  else if (c.torch_amp) /* upstream's CPU autocast runs the convolutions in bf16: say that ours cannot here */
+  else if (c->torch_amp) /* upstream's CPU autocast runs the convolutions in bf16: say that ours cannot here */
     sf_warn("torch_amp: 1: this CPU has no bf16 instructions (AVX512_BF16%s), so CPU workers compute the "
             "convolutions in fp32 where upstream's CPU autocast would run them in bf16; CUDA workers run bf16",
             sf_switch("SF_CPU_BF16") ? ", or SF_CPU_BF16 turned them off" : "");
-  sf_result_set_string(res, "cpu_precision", c.torch_amp && bf16_engine ? "bf16" : "fp32");
+  sf_result_set_string(res, "cpu_precision", c->torch_amp && bf16_engine ? "bf16" : "fp32");
+}
+
+/* StarPU and the run header: runtime, CPU kernels, ranks, workers. */
+static void start_runtime(bench_run *b)
+{
+  sf_runtime_init(&b->c);
+  sf_signals_install(); /* starpu_init installed its own SIGINT handler */
+  char desc[256], workers[128];
+  sf_info("benchmark: %s", sf_runtime_describe(desc, sizeof desc));
+  describe_cpu_kernels(&b->c, b->res);
   if (sf_dist_active())
     sf_info("benchmark: %d MPI ranks = %d data-parallel replica(s) x %d spatial shard(s) (StarPU-MPI); rank 0 "
             "writes the outputs; workers per rank as above", sf_dist_size(), sf_dist_replicas(), sf_dist_spatial());
   describe_workers(workers, sizeof workers);
-  sf_result_set_runtime(res, sf_runtime_scheduler(), workers);
+  sf_result_set_runtime(b->res, sf_runtime_scheduler(), workers);
+}
 
-  if (o.bench.datagen_only) {
-    int rc = datagen_only(&c, run_dir, res, &o.bench);
-    sf_runtime_shutdown();
-    sf_result_free(res);
-    free(run_dir);
-    sf_bench_opts_free(&o.bench);
-    sf_config_free(&c);
-    return rc;
-  }
-
-  /* ---- data ---- */
-  sf_dataset data;
-  double gen_secs = 0, fract_secs = 0;
-  int rc = sf_dist_is_root() ? prepare_data(&c, run_dir, &data, 0, &gen_secs, &fract_secs) : 0;
-  if (sf_dist_active()) { /* rank 0 generates and fills the cache first; then the others load it */
+/* The dataset: rank 0 generates and fills the cache first, then the others load it. 0, or the exit
+ * status (the result file already says why). */
+static int load_data(bench_run *b)
+{
+  int rc = sf_dist_is_root() ? prepare_data(&b->c, b->run_dir, &b->data, 0, &b->gen_secs, &b->fract_secs) : 0;
+  if (sf_dist_active()) {
     int first = sf_dist_agree(rc);
-    if (!sf_dist_is_root()) rc = first ? first : prepare_data(&c, run_dir, &data, 0, &gen_secs, &fract_secs);
+    if (!sf_dist_is_root()) rc = first ? first : prepare_data(&b->c, b->run_dir, &b->data, 0, &b->gen_secs, &b->fract_secs);
     int all = sf_dist_agree(rc);
-    if (all && !rc) sf_dataset_free(&data); /* another rank failed */
+    if (all && !rc) sf_dataset_free(&b->data); /* another rank failed */
     rc = all;
   }
   if (rc == 0 && sf_stop_requested()) {
-    sf_dataset_free(&data);
+    sf_dataset_free(&b->data);
     rc = SF_EXIT_INTERRUPTED;
   }
+  if (rc == SF_EXIT_INTERRUPTED) {
+    fprintf(stderr, "scaffold: benchmark interrupted by %s while preparing the data, before training: no "
+            "checkpoint yet, so restart.sh (or the same benchmark command) starts the run over; complete files "
+            "are reused\n",
+            sf_signal_name(sf_stop_requested()));
+    sf_result_fail(b->res, "interrupted by %s while preparing the data", sf_signal_name(sf_stop_requested()));
+  } else if (rc != 0) {
+    sf_result_fail(b->res, "dataset preparation failed (status %d; see stderr)", rc);
+  }
   if (rc != 0) {
-    if (rc == SF_EXIT_INTERRUPTED) {
-      fprintf(stderr, "scaffold: benchmark interrupted by %s while preparing the data, before training: no "
-              "checkpoint yet, so restart.sh (or the same benchmark command) starts the run over; complete files "
-              "are reused\n",
-              sf_signal_name(sf_stop_requested()));
-      sf_result_fail(res, "interrupted by %s while preparing the data", sf_signal_name(sf_stop_requested()));
-    } else {
-      sf_result_fail(res, "dataset preparation failed (status %d; see stderr)", rc);
-    }
-    sf_result_write(res, NULL);
-    sf_runtime_shutdown();
+    sf_result_write(b->res, NULL);
     return rc;
   }
-  sf_info("dataset: %s: %d training and %d validation volumes of %d^3, %d classes", data.dir, data.n_train, data.n_val,
-          data.grid, data.n_classes);
+  sf_info("dataset: %s: %d training and %d validation volumes of %d^3, %d classes", b->data.dir, b->data.n_train,
+          b->data.n_val, b->data.grid, b->data.n_classes);
+  return 0;
+}
 
-  /* ---- model ---- */
-  sf_unet u;
-  if (sf_unet_build(&u, (int)c.problem_scale, (int)c.unet_bottleneck_dim, (int)c.unet_base_channels,
-                    (int)c.n_categories + 1, (int)c.group_norm_groups, err, sizeof err) != 0)
-    sf_die(SF_EXIT_USAGE, "model: %s", err);
-  if (verbose) sf_unet_print(&u, stdout);
-  sf_info("model: U-Net with %d levels, base channels %d, %zu parameters, %.3f GFLOP per forward pass", u.levels,
-          u.base_channels, u.total_params, u.forward_flops * 1e-9);
-  float *params = sf_aligned_alloc(u.total_params * sizeof(float), "parameters");
-  sf_unet_init_params(&u, params, (uint64_t)c.seed);
-  float *cw = sf_malloc((size_t)u.n_classes * sizeof *cw, "class weights");
+/* The U-Net, its initial parameters, the CE class weights and the task graph. */
+static void build_model(bench_run *b)
+{
+  const sf_config *c = &b->c;
+  sf_unet *u = &b->u;
+  if (sf_unet_build(u, (int)c->problem_scale, (int)c->unet_bottleneck_dim, (int)c->unet_base_channels,
+                    (int)c->n_categories + 1, (int)c->group_norm_groups, b->err, sizeof b->err) != 0)
+    sf_die(SF_EXIT_USAGE, "model: %s", b->err);
+  if (b->verbose) sf_unet_print(u, stdout);
+  sf_info("model: U-Net with %d levels, base channels %d, %zu parameters, %.3f GFLOP per forward pass", u->levels,
+          u->base_channels, u->total_params, u->forward_flops * 1e-9);
+  b->params = sf_aligned_alloc(u->total_params * sizeof(float), "parameters");
+  sf_unet_init_params(u, b->params, (uint64_t)c->seed);
+  b->class_w = sf_malloc((size_t)u->n_classes * sizeof *b->class_w, "class weights");
   uint64_t cw_bytes = 0; /* every rank reads its share of the sampled masks' planes */
-  if (sf_dataset_class_weights(&data, c.ce_weight_sample_fraction, cw, &cw_bytes, err, sizeof err) != 0)
-    sf_die(SF_EXIT_FAILURE, "class weights: %s", err);
-  sf_info("CE class weights: background %.6g, foreground %.6g (%llu bytes of masks read%s)", cw[0],
-          u.n_classes > 1 ? cw[1] : 0.0, (unsigned long long)cw_bytes, sf_dist_active() ? " by this rank" : "");
-  sf_graph *g = sf_graph_create(&u, &c, params, err, sizeof err);
-  if (!g) sf_die(SF_EXIT_USAGE, "task graph: %s", err);
+  if (sf_dataset_class_weights(&b->data, c->ce_weight_sample_fraction, b->class_w, &cw_bytes, b->err,
+                               sizeof b->err) != 0)
+    sf_die(SF_EXIT_FAILURE, "class weights: %s", b->err);
+  sf_info("CE class weights: background %.6g, foreground %.6g (%llu bytes of masks read%s)", b->class_w[0],
+          u->n_classes > 1 ? b->class_w[1] : 0.0, (unsigned long long)cw_bytes,
+          sf_dist_active() ? " by this rank" : "");
+  b->g = sf_graph_create(u, c, b->params, b->err, sizeof b->err);
+  if (!b->g) sf_die(SF_EXIT_USAGE, "task graph: %s", b->err);
+}
 
-  /* ---- train ---- */
-  sf_ratelog log;
-  sf_ratelog_init(&log, o.bench.sample_duration, o.bench.max_count);
-  if (c.trace && sf_dist_is_root() && sf_trace_begin(run_dir, err, sizeof err) != 0)
-    sf_die(SF_EXIT_FAILURE, "trace: %s", err);
+/* Training to the target Dice (src/train/trainer.c), with the trace around it. */
+static void train(bench_run *b)
+{
+  const sf_config *c = &b->c;
+  sf_ratelog_init(&b->log, b->o.bench.sample_duration, b->o.bench.max_count);
+  if (c->trace && sf_dist_is_root() && sf_trace_begin(b->run_dir, b->err, sizeof b->err) != 0)
+    sf_die(SF_EXIT_FAILURE, "trace: %s", b->err);
   sf_train_install_signals();
-  sf_train_setup ts = {.cfg = &c, .data = &data, .unet = &u, .graph = g, .params = params, .class_w = cw,
-                       .run_dir = run_dir, .resume = resume,
-                       .require_checkpoint = resume && (o.restart || o.run_dir != NULL),
-                       .rates = &log, .verbose = verbose, .log = stdout};
-  sf_train_result tr;
-  int status = sf_train(&ts, &tr);
-  if (tr.error[0]) {
-    if (status == SF_EXIT_INTERRUPTED) fprintf(stderr, "scaffold: %s\n", tr.error);
-    else fprintf(stderr, "scaffold: error: %s\n", tr.error);
+  sf_kernel_choices_reset(); /* count the variants of this run's steps only */
+  sf_train_setup ts = {.cfg = c, .data = &b->data, .unet = &b->u, .graph = b->g, .params = b->params,
+                       .class_w = b->class_w, .run_dir = b->run_dir, .resume = b->resume,
+                       .require_checkpoint = b->resume && (b->o.restart || b->o.run_dir != NULL),
+                       .rates = &b->log, .verbose = b->verbose, .log = stdout};
+  b->status = sf_train(&ts, &b->tr);
+  if (b->tr.error[0]) {
+    if (b->status == SF_EXIT_INTERRUPTED) fprintf(stderr, "scaffold: %s\n", b->tr.error);
+    else fprintf(stderr, "scaffold: error: %s\n", b->tr.error);
   }
-  if (verbose) {
-    sf_graph_describe(g, desc, sizeof desc);
+  char desc[256], choices[1024];
+  if (b->verbose) {
+    sf_graph_describe(b->g, desc, sizeof desc);
     sf_info("%s", desc);
   }
-  if (sf_trace_end(err, sizeof err) != 0) {
-    fprintf(stderr, "scaffold: error: trace: %s\n", err);
-    if (!status) status = SF_EXIT_FAILURE;
+  sf_info("benchmark: CPU kernel variants run (calls per entry%s): %s", sf_dist_active() ? ", this rank" : "",
+          sf_kernel_choices_describe(choices, sizeof choices));
+  if (sf_trace_end(b->err, sizeof b->err) != 0) {
+    fprintf(stderr, "scaffold: error: trace: %s\n", b->err);
+    if (!b->status) b->status = SF_EXIT_FAILURE;
   }
-  if (c.trace) sf_info("trace: %s/trace.json, worker statistics in %s/worker_stats.txt", run_dir, run_dir);
+  if (c->trace)
+    sf_info("trace: %s/trace.json, worker statistics in %s/worker_stats.txt", b->run_dir, b->run_dir);
+  if (b->tr.epochs > 0 && sf_dist_is_root()) {
+    int fr = sf_write_figures(c, b->run_dir, b->err, sizeof b->err);
+    if (fr == 1) sf_warn("figures skipped: %s", b->err);
+    else if (fr < 0) sf_warn("figures not written: %s", b->err);
+  }
+}
 
-  /* ---- figures and summary ---- */
-  if (tr.epochs > 0 && sf_dist_is_root()) {
-    int fr = sf_write_figures(&c, run_dir, err, sizeof err);
-    if (fr == 1) sf_warn("figures skipped: %s", err);
-    else if (fr < 0) sf_warn("figures not written: %s", err);
-  }
-  double tts = sf_now() - t_start - gen_secs;
+/* Upstream's closing lines (spec §7) and our one-line summary. */
+static void print_summary(const bench_run *b, double tts)
+{
+  const sf_config *c = &b->c;
+  const sf_train_result *tr = &b->tr;
   char target[32];
-  sf_format_pyfloat(c.target_dice, target, sizeof target);
-  if (status == 0) {
-    if (tr.converged)
+  sf_format_pyfloat(c->target_dice, target, sizeof target);
+  if (b->status == 0) {
+    if (tr->converged)
       printf("Benchmark run at scale %ld complete. Trained to >= %s validation dice score in %.2f seconds, %ld epochs, "
-             "%ld optimizer steps.\n", c.problem_scale, target, tr.sum_epoch_time, tr.epochs, tr.total_optimizer_steps);
-    else if (!tr.stopped_max_count)
+             "%ld optimizer steps.\n", c->problem_scale, target, tr->sum_epoch_time, tr->epochs,
+             tr->total_optimizer_steps);
+    else if (!tr->stopped_max_count)
       printf("Benchmark run at scale %ld complete. Completed in %.2f seconds, %ld epochs, %ld optimizer steps.\n",
-             c.problem_scale, tr.sum_epoch_time, tr.epochs, tr.total_optimizer_steps);
-    if (tr.converged && c.epochs == -1 && tr.sum_epoch_time > 0)
+             c->problem_scale, tr->sum_epoch_time, tr->epochs, tr->total_optimizer_steps);
+    if (tr->converged && c->epochs == -1 && tr->sum_epoch_time > 0)
       printf("FOM = %.6g (1 / total_train_time=%.2f seconds). This FOM is specific to problem_scale=%ld, "
              "target_dice=%s, n_categories=%ld, unet_bottleneck_dim=%ld, unet_base_channels=%ld.\n",
-             1.0 / tr.sum_epoch_time, tr.sum_epoch_time, c.problem_scale, target, c.n_categories,
-             c.unet_bottleneck_dim, c.unet_base_channels);
+             1.0 / tr->sum_epoch_time, tr->sum_epoch_time, c->problem_scale, target, c->n_categories,
+             c->unet_bottleneck_dim, c->unet_base_channels);
   }
   printf("summary: %s | time to solution %.2f s (wall clock incl. I/O, excl. %.2f s of dataset generation) | epochs "
          "%ld | best val Dice %.4f | final val Dice %.4f | sum of epoch times %.2f s | FOM 1/sum %.6g | %.2f samples/s "
          "(%.0f samples) | run dir %s\n",
-         status == SF_EXIT_INTERRUPTED ? "interrupted"
-         : status != 0                 ? "failed"
-         : tr.converged                ? "converged"
-         : tr.stopped_max_count        ? "stopped at --max-count"
-                                       : "not converged",
-         tts, gen_secs, tr.epochs, tr.best_val_dice, tr.final_val_dice, tr.sum_epoch_time,
-         tr.sum_epoch_time > 0 ? 1.0 / tr.sum_epoch_time : 0.0,
-         log.total_time > 0 ? log.total_count / log.total_time : 0.0, tr.train_samples, run_dir);
+         b->status == SF_EXIT_INTERRUPTED ? "interrupted"
+         : b->status != 0                 ? "failed"
+         : tr->converged                  ? "converged"
+         : tr->stopped_max_count          ? "stopped at --max-count"
+                                          : "not converged",
+         tts, b->gen_secs, tr->epochs, tr->best_val_dice, tr->final_val_dice, tr->sum_epoch_time,
+         tr->sum_epoch_time > 0 ? 1.0 / tr->sum_epoch_time : 0.0,
+         b->log.total_time > 0 ? b->log.total_count / b->log.total_time : 0.0, tr->train_samples, b->run_dir);
   fflush(stdout);
+}
 
-  /* ---- result JSON ---- */
-  sf_result_set_rates(res, "train", &log);
-  sf_result_set_metric(res, "val_dice", tr.final_val_dice);
-  sf_result_set_metric(res, "best_val_dice", tr.best_val_dice);
-  if (tr.epochs_run > 0) {
-    sf_result_set_metric(res, "train_loss", tr.final_train_loss);
-    sf_result_set_metric(res, "val_loss", tr.final_val_loss);
+/* The harness result JSON (scaffold/bench.h). */
+static void write_result(bench_run *b, double tts)
+{
+  const sf_train_result *tr = &b->tr;
+  sf_result *res = b->res;
+  sf_result_set_rates(res, "train", &b->log);
+  sf_result_set_metric(res, "val_dice", tr->final_val_dice);
+  sf_result_set_metric(res, "best_val_dice", tr->best_val_dice);
+  if (tr->epochs_run > 0) {
+    sf_result_set_metric(res, "train_loss", tr->final_train_loss);
+    sf_result_set_metric(res, "val_loss", tr->final_val_loss);
   }
-  sf_result_set_number(res, "epochs_completed", (double)tr.epochs);
-  sf_result_set_number(res, "total_optimizer_steps", (double)tr.total_optimizer_steps);
-  sf_result_set_number(res, "sum_epoch_time", tr.sum_epoch_time);
-  sf_result_set_number(res, "fom", tr.sum_epoch_time > 0 ? 1.0 / tr.sum_epoch_time : 0.0);
-  sf_result_set_number(res, "dataset_generation_seconds", gen_secs);
-  sf_result_set_number(res, "warmup_seconds", tr.warmup_seconds);
-  sf_result_set_number(res, "step_gflop", sf_graph_step_flops(g) * 1e-9);
+  sf_result_set_number(res, "epochs_completed", (double)tr->epochs);
+  sf_result_set_number(res, "total_optimizer_steps", (double)tr->total_optimizer_steps);
+  sf_result_set_number(res, "sum_epoch_time", tr->sum_epoch_time);
+  sf_result_set_number(res, "fom", tr->sum_epoch_time > 0 ? 1.0 / tr->sum_epoch_time : 0.0);
+  sf_result_set_number(res, "dataset_generation_seconds", b->gen_secs);
+  sf_result_set_number(res, "warmup_seconds", tr->warmup_seconds);
+  sf_result_set_number(res, "step_gflop", sf_graph_step_flops(b->g) * 1e-9);
   sf_result_set_string(res, "blas_core", sf_blas_core_name());
-  if (c.bound && sf_dist_is_root()) { /* the bound report of step_probes.c, when the run got that far */
-    char *bj = sf_path_join(run_dir, "bound.json");
-    if (access(bj, R_OK) == 0) sf_result_add_bound(res, bj, (double)c.local_batch_size * sf_dist_replicas());
+  cJSON_AddItemToObject(sf_result_json(res), "kernel_choices", sf_kernel_choices_json());
+  if (b->c.bound && sf_dist_is_root()) { /* the bound report of step_probes.c, when the run got that far */
+    char *bj = sf_path_join(b->run_dir, "bound.json");
+    if (access(bj, R_OK) == 0) sf_result_add_bound(res, bj, (double)b->c.local_batch_size * sf_dist_replicas());
     free(bj);
   }
-  cJSON_AddBoolToObject(sf_result_json(res), "converged", tr.converged);
-  if (tr.converged) sf_result_set_convergence(res, tts, tr.epochs);
-  if (status != 0) sf_result_fail(res, "%s", tr.error[0] ? tr.error : "benchmark failed");
+  cJSON_AddBoolToObject(sf_result_json(res), "converged", tr->converged);
+  if (tr->converged) sf_result_set_convergence(res, tts, tr->epochs);
+  if (b->status != 0) sf_result_fail(res, "%s", tr->error[0] ? tr->error : "benchmark failed");
   char *rpath = NULL;
   if (sf_result_write(res, &rpath) == 0 && rpath) sf_info("result: %s", rpath);
   free(rpath);
+}
 
-  sf_graph_destroy(g);
+/* StarPU down, the FxT trace converted, everything freed. */
+static void finish(bench_run *b, int trained)
+{
+  if (trained) sf_graph_destroy(b->g);
   sf_runtime_shutdown();
-  if (sf_runtime_fxt_finish(run_dir, err, sizeof err) != 0) { /* trace: fxt */
-    fprintf(stderr, "scaffold: error: trace: fxt: %s\n", err);
-    if (!status) status = SF_EXIT_FAILURE;
-  } else if (c.trace == SF_TRACE_FXT) {
-    sf_info("FxT trace: %s/paje.trace (ViTE), dag.dot, tasks.rec, data.rec, trace.html; raw trace fxt.prof", run_dir);
+  if (trained && sf_runtime_fxt_finish(b->run_dir, b->err, sizeof b->err) != 0) {
+    fprintf(stderr, "scaffold: error: trace: fxt: %s\n", b->err);
+    if (!b->status) b->status = SF_EXIT_FAILURE;
+  } else if (trained && b->c.trace == SF_TRACE_FXT) {
+    sf_info("FxT trace: %s/paje.trace (ViTE), dag.dot, tasks.rec, data.rec, trace.html; raw trace fxt.prof",
+            b->run_dir);
   }
-  sf_dist_finalize();
-  sf_result_free(res);
-  sf_ratelog_free(&log);
-  free(params);
-  free(cw);
-  sf_unet_free(&u);
-  sf_dataset_free(&data);
-  free(run_dir);
-  free(o.run_dir);
-  sf_bench_opts_free(&o.bench);
-  sf_config_free(&c);
-  return status;
+  if (trained) {
+    sf_dist_finalize();
+    sf_ratelog_free(&b->log);
+    free(b->params);
+    free(b->class_w);
+    sf_unet_free(&b->u);
+    sf_dataset_free(&b->data);
+  }
+  sf_result_free(b->res);
+  free(b->run_dir);
+  free(b->o.run_dir);
+  sf_bench_opts_free(&b->o.bench);
+  sf_config_free(&b->c);
+}
+
+int sf_cmd_benchmark(int argc, char **argv)
+{
+  static bench_run b; /* large (the error buffer); one per process */
+  memset(&b, 0, sizeof b);
+  b.t_start = sf_now();
+  sf_dist_init(); /* MPI when launched by mpirun with several ranks (scaffold/dist.h); else nothing */
+  parse_and_check(&b, argc, argv);
+  b.res = sf_result_begin(&b.o.bench, argc, argv);
+  sf_signals_install(); /* SIGINT/SIGTERM: stop cleanly at the next safe point (scaffold/signals.h) */
+  open_run_dir(&b);
+  start_runtime(&b);
+  if (b.o.bench.datagen_only) {
+    b.status = datagen_only(&b.c, b.run_dir, b.res, &b.o.bench);
+    finish(&b, 0);
+    return b.status;
+  }
+  int rc = load_data(&b);
+  if (rc != 0) { /* as before the split: StarPU down, nothing else to free */
+    sf_runtime_shutdown();
+    return rc;
+  }
+  build_model(&b);
+  train(&b);
+  double tts = sf_now() - b.t_start - b.gen_secs;
+  print_summary(&b, tts);
+  write_result(&b, tts);
+  finish(&b, 1);
+  return b.status;
 }

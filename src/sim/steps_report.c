@@ -1,21 +1,14 @@
 /* The report of timed training steps (scaffold/steps.h): a human summary (step times, samples/s, busy share
  * per worker, bytes per bus) and one "SFSTEPS {json}" line that `scaffold simulate` and the validation
  * script read. Simulated runs say so on every line, and print no loss: SimGrid does not compute. */
+#include <stdlib.h>
 #include <string.h>
 
-#include "scaffold/common.h"
-#include "scaffold/steps.h"
+#include <cjson/cJSON.h>
 
-static void json_string(FILE *f, const char *s)
-{
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') fputc('\\', f);
-    if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
-    else fputc(*s, f);
-  }
-  fputc('"', f);
-}
+#include "scaffold/common.h"
+#include "scaffold/kernel_choices.h"
+#include "scaffold/steps.h"
 
 static double busy_share(const sf_steps_result *r, int w)
 {
@@ -29,6 +22,12 @@ void sf_steps_print(const sf_config *c, const sf_steps_opts *o, const sf_steps_r
           o->simulated ? "simulation (StarPU SimGrid)" : "real run", o->machine ? o->machine : "this machine",
           c->problem_scale, c->unet_base_channels, r->batch, r->nslabs, r->tasks_per_step);
   fprintf(out, "runtime: %s\n", r->runtime);
+  char choices[1024];
+  if (o->simulated)
+    fprintf(out, "CPU kernel variants: not run (simulated: StarPU replays the perfmodels of the machine class)\n");
+  else
+    fprintf(out, "CPU kernel variants run in the timed steps (calls per entry): %s\n",
+            sf_kernel_choices_describe(choices, sizeof choices));
   fprintf(out, "%s step time: median %.6f s (min %.6f, max %.6f over %d timed steps after %d warm-up)\n", what,
           r->median_s, r->min_s, r->max_s, o->steps, o->warmup);
   fprintf(out, "%s throughput: %.4g samples/s, %.4g GFLOP/s (%.4g GFLOP per step)\n", what, r->samples_per_s,
@@ -54,36 +53,61 @@ void sf_steps_print(const sf_config *c, const sf_steps_opts *o, const sf_steps_r
                  "value, loss or Dice exists; only times, placements and transfers are predicted\n");
 }
 
+/* The SFSTEPS object, key order as the readers expect it (scaffold simulate, scripts/validate-sim) */
+static cJSON *steps_json(const sf_config *c, const sf_steps_opts *o, const sf_steps_result *r)
+{
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddBoolToObject(j, "simulated", o->simulated);
+  cJSON_AddStringToObject(j, "machine", o->machine ? o->machine : "");
+  cJSON_AddNumberToObject(j, "problem_scale", (double)c->problem_scale);
+  cJSON_AddNumberToObject(j, "unet_base_channels", (double)c->unet_base_channels);
+  cJSON_AddNumberToObject(j, "batch", r->batch);
+  cJSON_AddNumberToObject(j, "nslabs", r->nslabs);
+  cJSON_AddStringToObject(j, "scheduler", c->scheduler ? c->scheduler : "");
+  cJSON_AddStringToObject(j, "runtime", r->runtime);
+  cJSON_AddNumberToObject(j, "warmup", o->warmup);
+  cJSON_AddNumberToObject(j, "steps", o->steps);
+  cJSON_AddNumberToObject(j, "median_step_s", r->median_s);
+  cJSON_AddNumberToObject(j, "min_step_s", r->min_s);
+  cJSON_AddNumberToObject(j, "max_step_s", r->max_s);
+  cJSON_AddNumberToObject(j, "samples_per_s", r->samples_per_s);
+  cJSON_AddNumberToObject(j, "step_gflop", r->step_gflop);
+  cJSON_AddNumberToObject(j, "tasks_per_step", (double)r->tasks_per_step);
+  cJSON_AddNumberToObject(j, "main_thread_cpu_s", r->main_cpu_s);
+  cJSON_AddItemToObject(j, "step_s", cJSON_CreateDoubleArray(r->step_s, o->steps));
+  cJSON_AddNumberToObject(j, "traced_s", r->stats.wall_s);
+  cJSON *workers = cJSON_AddArrayToObject(j, "workers");
+  for (int w = 0; w < r->stats.nworkers; w++) {
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddStringToObject(x, "name", r->stats.worker[w].name);
+    cJSON_AddStringToObject(x, "kind", r->stats.worker[w].kind);
+    cJSON_AddNumberToObject(x, "tasks", (double)r->stats.worker[w].tasks);
+    cJSON_AddNumberToObject(x, "busy_s", r->stats.worker[w].busy_s);
+    cJSON_AddNumberToObject(x, "busy_share", busy_share(r, w));
+    cJSON_AddItemToArray(workers, x);
+  }
+  cJSON_AddNumberToObject(j, "transfer_bytes", (double)r->stats.transfer_bytes);
+  cJSON_AddNumberToObject(j, "transfer_count", (double)r->stats.transfer_count);
+  cJSON *buses = cJSON_AddArrayToObject(j, "buses");
+  for (int b = 0; b < r->stats.nbuses; b++) {
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddStringToObject(x, "src", r->stats.bus[b].src);
+    cJSON_AddStringToObject(x, "dst", r->stats.bus[b].dst);
+    cJSON_AddNumberToObject(x, "bytes", (double)r->stats.bus[b].bytes);
+    cJSON_AddNumberToObject(x, "count", (double)r->stats.bus[b].count);
+    cJSON_AddItemToArray(buses, x);
+  }
+  /* what the timed steps' CPU entries ran; empty when simulated (no codelet executes) */
+  cJSON_AddItemToObject(j, "kernel_choices", sf_kernel_choices_json());
+  return j;
+}
+
 void sf_steps_print_json(const sf_config *c, const sf_steps_opts *o, const sf_steps_result *r, FILE *out)
 {
-  fprintf(out, "SFSTEPS {\"simulated\": %s, \"machine\": ", o->simulated ? "true" : "false");
-  json_string(out, o->machine ? o->machine : "");
-  fprintf(out, ", \"problem_scale\": %ld, \"unet_base_channels\": %ld, \"batch\": %d, \"nslabs\": %d, "
-               "\"scheduler\": ", c->problem_scale, c->unet_base_channels, r->batch, r->nslabs);
-  json_string(out, c->scheduler ? c->scheduler : "");
-  fputs(", \"runtime\": ", out);
-  json_string(out, r->runtime);
-  fprintf(out, ", \"warmup\": %d, \"steps\": %d, \"median_step_s\": %.9g, \"min_step_s\": %.9g, \"max_step_s\": %.9g, "
-               "\"samples_per_s\": %.9g, \"step_gflop\": %.9g, \"tasks_per_step\": %ld, \"main_thread_cpu_s\": %.9g, "
-               "\"step_s\": [",
-          o->warmup, o->steps, r->median_s, r->min_s, r->max_s, r->samples_per_s, r->step_gflop, r->tasks_per_step,
-          r->main_cpu_s);
-  for (int i = 0; i < o->steps; i++) fprintf(out, "%s%.9g", i ? ", " : "", r->step_s[i]);
-  fprintf(out, "], \"traced_s\": %.9g, \"workers\": [", r->stats.wall_s);
-  for (int w = 0; w < r->stats.nworkers; w++) {
-    fputs(w ? ", {\"name\": " : "{\"name\": ", out);
-    json_string(out, r->stats.worker[w].name);
-    fprintf(out, ", \"kind\": \"%s\", \"tasks\": %ld, \"busy_s\": %.9g, \"busy_share\": %.6f}", r->stats.worker[w].kind,
-            r->stats.worker[w].tasks, r->stats.worker[w].busy_s, busy_share(r, w));
-  }
-  fprintf(out, "], \"transfer_bytes\": %lld, \"transfer_count\": %ld, \"buses\": [", r->stats.transfer_bytes,
-          r->stats.transfer_count);
-  for (int b = 0; b < r->stats.nbuses; b++) {
-    fputs(b ? ", {\"src\": " : "{\"src\": ", out);
-    json_string(out, r->stats.bus[b].src);
-    fputs(", \"dst\": ", out);
-    json_string(out, r->stats.bus[b].dst);
-    fprintf(out, ", \"bytes\": %lld, \"count\": %ld}", r->stats.bus[b].bytes, r->stats.bus[b].count);
-  }
-  fputs("]}\n", out);
+  cJSON *j = steps_json(c, o, r);
+  char *text = cJSON_PrintUnformatted(j);
+  if (!text) SF_ABORT("out of memory printing the SFSTEPS line");
+  fprintf(out, "SFSTEPS %s\n", text);
+  free(text);
+  cJSON_Delete(j);
 }

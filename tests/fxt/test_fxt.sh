@@ -40,7 +40,7 @@ trace)
   command -v pj_dump >/dev/null || { echo "FAIL: pj_dump missing (Debian package pajeng; scripts/install-deps --with-pajeng)"; exit 1; }
   "$FB" steps "${SHAPE[@]}" --set trace=fxt --steps 2 --warmup 1 --out "$T/run" --json >"$T/out" 2>"$T/err" ||
     { echo "FAIL: scaffold steps with trace: fxt failed: $(tail -5 "$T/err")"; exit 1; }
-  tasks=$(sed -n 's/^SFSTEPS .*"tasks_per_step": \([0-9]*\).*/\1/p' "$T/out")
+  tasks=$(sed -n 's/^SFSTEPS .*"tasks_per_step": *\([0-9]*\).*/\1/p' "$T/out")
   [ -n "$tasks" ] || err "no SFSTEPS line: $(cat "$T/out")"
   for f in paje.trace dag.dot tasks.rec data.rec trace.html fxt.prof; do
     [ -s "$T/run/$f" ] || err "$f missing or empty in the run directory ($(ls "$T/run"))"

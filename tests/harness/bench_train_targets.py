@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/bench-train's issue-20 target table: each target compares the right pair of step times (fp32 targets
+"""scripts/bench-train's CPU performance target table: each target compares the right pair of step times (fp32 targets
 only the peer's fp32 modes, the 'best' targets our faster precision against any peer mode) and says met or missed
 against its goal. Runs on hand-made rows, no benchmark."""
 import importlib.machinery

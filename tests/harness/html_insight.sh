@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The HTML report's scheduling-insight sections (issue 19): the machine block from the results'
+# The HTML report's scheduling-insight sections: the machine block from the results'
 # machine records (CPU model, cores, memory, GPUs, StarPU version and features, BLAS core, CPU kernels), the
 # units line, the scaling chart of progression results (samples/s against workers, measured and
 # ideal lines), the scheduler x worker-mix matrix of schedulers.<scheduler>__<mix>__<size> results

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The run header's CPU kernel set and OpenBLAS core (issue 20, include/scaffold/cpu_isa.h):
+# The run header's CPU kernel set and OpenBLAS core (include/scaffold/cpu_isa.h):
 # `scaffold benchmark` (--datagen-only: the header and the result JSON without training) prints
 # "benchmark: CPU kernels: <isa> direct[ + Winograd ...] (SF_CPU_ISA to cap), OpenBLAS core <core>" and records
 # "cpu_kernels" next to the machine info (SF_CONV_WINOGRAD=0 drops the Winograd part); tests/perf/bench_train_step prints the same line on stderr

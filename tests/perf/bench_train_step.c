@@ -32,6 +32,7 @@
 #include "scaffold/fsutil.h"
 #include "scaffold/graph.h"
 #include "scaffold/graph_record.h"
+#include "scaffold/kernel_choices.h"
 #include "scaffold/host_exec.h"
 #include "scaffold/ops.h"
 
@@ -139,6 +140,7 @@ int main(int argc, char **argv)
       sf_die(SF_EXIT_FAILURE, "trace: %s", err);
     if (s == warm && graph_dir) sf_graph_record_begin();
     if (s == warm && bound_dir) sf_bound_start(0, 0);
+    if (s == warm) sf_kernel_choices_reset(); /* the timed steps' variants */
     double t0 = sf_now(), tt0 = trace_dir && s >= warm ? sf_trace_now() : 0, k0 = sf_host_kernel_seconds();
     sf_graph_train_step(g, x, lab, p.cw, 1e-3, s + 1, out);
     double dt = sf_now() - t0;
@@ -158,6 +160,12 @@ int main(int argc, char **argv)
   }
   if (trace_dir && sf_trace_end(err, sizeof err) != 0) sf_die(SF_EXIT_FAILURE, "trace: %s", err);
   if (bound_dir) run_bound_step(g, &p, x, lab, warm + timed, t, timed, bound_dir, (double)lp_timeout);
+  char choices[1024];
+  fprintf(stderr, "bench_train_step: CPU kernel variants run in the timed steps (calls per entry): %s\n",
+          sf_kernel_choices_describe(choices, sizeof choices));
+  cJSON *cj = sf_kernel_choices_json();
+  char *choices_json = cJSON_PrintUnformatted(cj);
+  cJSON_Delete(cj);
   int nslabs = sf_graph_nslabs(g);
   sf_graph_describe(g, gdesc, sizeof gdesc); /* after a step: it reports the tasks per step */
   sf_graph_destroy(g);
@@ -184,13 +192,15 @@ int main(int argc, char **argv)
          "\"samples_per_s\": %.6g, \"eff_gflops\": %.6g, \"peak_rss_mib\": %.1f, \"openblas_core\": \"%s\", "
          "\"openblas_coretype_env\": \"%s\", \"cpu_kernels\": \"%s\", \"conv3d_kernels\": \"%s\", \"loss_first\": %.6g, "
          "\"loss_last\": %.6g, \"runtime\": \"%s\", \"runtime_kind\": \"%s\", \"tasks_per_step\": %ld, "
-         "\"kernel_s_per_step\": %.6g, \"graph\": \"%s\", \"precision\": \"%s%s\", \"step_s\": [",
+         "\"kernel_s_per_step\": %.6g, \"graph\": \"%s\", \"precision\": \"%s%s\", \"kernel_choices\": %s, "
+         "\"step_s\": [",
          ps, base, ncpu, sched, nslabs, det, p.u.total_params, p.u.forward_flops * 1e-9, warm, timed, med,
          steps_sorted[0], steps_sorted[timed - 1], 1.0 / med, 3.0 * p.u.forward_flops / med * 1e-9,
          (double)ru.ru_maxrss / 1024.0, openblas_get_corename(), ct ? ct : "", sf_cpu_isa_name(sf_cpu_isa_active()),
          conv_kernels,
          loss0, loss1, desc, sf_runtime_kind_name(rk), ntasks, rk == SF_RT_STARPU ? -1.0 : kern / timed, gdesc,
-         amp ? "bf16 " : "fp32", amp ? sf_cpu_bf16_engine() : "");
+         amp ? "bf16 " : "fp32", amp ? sf_cpu_bf16_engine() : "", choices_json);
+  free(choices_json);
   for (int i = 0; i < timed; i++) printf("%s%.6g", i ? ", " : "", t[i]);
   printf("]}\n");
   free(x);

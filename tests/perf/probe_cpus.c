@@ -1,6 +1,6 @@
 /* Per-CPU speed probe for scripts/bench-train (a tool, not a test): how fast each CPU of this process's affinity
  * mask computes right now, all CPUs at once as the workers of a training step run. On a virtual machine two
- * vCPUs can differ by 2x in the same second (session 19: one ran AMX tile products at 2100 GFLOP/s while
+ * vCPUs can differ by 2x in the same second (on an AMX host one ran AMX tile products at 2100 GFLOP/s while
  * the other ran them at 950, the host's other tenants sharing their cores), and the balance of a step
  * and of the peer's threads follows; bench-train runs this before every measured run, so its report
  * says what the machine gave each run.

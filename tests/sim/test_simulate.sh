@@ -86,7 +86,7 @@ predict)
   # the real task count of the same graph (ps 4 b8 takes milliseconds per step)
   "$BIN" steps "${SHAPE[@]}" --set ncpu="$ncpu" --set scheduler="$sched" --steps 1 --warmup 0 --out "$T/real" --json \
     >"$T/real.out" 2>"$T/real.err" || err "scaffold steps failed: $(tail -3 "$T/real.err")"
-  real_tasks=$(sed -n 's/^SFSTEPS .*"tasks_per_step": \([0-9]*\).*/\1/p' "$T/real.out")
+  real_tasks=$(sed -n 's/^SFSTEPS .*"tasks_per_step": *\([0-9]*\).*/\1/p' "$T/real.out")
   SCAFFOLD_SIM=$SIM "$BIN" simulate --class "$CLASS" "${SHAPE[@]}" --mix "$ncpu:0:$nopencl" --schedulers "$sched" \
     --steps 5 --out "$T/sim" >"$T/sim.out" 2>"$T/sim.err" || err "simulate failed: $(tail -5 "$T/sim.err")"
   LOG="$T/sim/${sched}_$ncpu-0-$nopencl/scaffold-sim.log"
