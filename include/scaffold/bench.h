@@ -272,7 +272,7 @@ size_t sf_report_device_matrix(const sf_summary *s, const char *measure, const s
 
 /* Child processes of the launchers (`run`, `jobs`): each child runs in its own process group;
  * SIGINT/SIGTERM/SIGHUP to the launcher are forwarded as SIGTERM to every tracked group, then
- * SIGKILL after a grace period (milabench issue #15: no dangling children). */
+ * SIGKILL after a grace period (as milabench does, its GitHub #15: no dangling children). */
 typedef struct {
   char *const *argv;      /* argv[0] is the program path; NULL-terminated */
   char *const *env;       /* "KEY=VALUE" to set (or "KEY" to unset) in the child; NULL-terminated or NULL */

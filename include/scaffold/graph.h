@@ -143,7 +143,7 @@ size_t sf_graph_packed_weight_bytes(const sf_graph *g);
  * level's activation (top_floats: one sample's edge^3 x base channels; the samples of a batch run
  * one after another, so they add no parallelism). Two tasks per worker and op let a faster worker
  * take over a slower one's share: on AMX hosts whose two vCPUs ran 330 vs 850 GFLOP/s side by side,
- * ps 5 b64 gained 10 % (docs/performance.md, session 19); below the floor the extra halos and tasks
+ * ps 5 b64 gained 10 % (docs/performance.md, "Slabs"); below the floor the extra halos and tasks
  * cost more than the balance gains (ps 4 b8: 2.77 ms with 2 slabs, 3.68 with 4). */
 #define SF_OVERDECOMPOSE_MIN_FLOATS (1L << 18)
 int sf_graph_auto_slabs(int coarse_edge, int nworkers, int deterministic, long top_floats);

@@ -1,4 +1,4 @@
-/* The memory plan of `scaffold benchmark` (issue 16): the peak host memory one rank is expected to
+/* The memory plan of `scaffold benchmark`: the peak host memory one rank is expected to
  * hold while training, computed before any work from the U-Net's topology and the configuration
  * alone (pure arithmetic, nothing allocated), so a problem that cannot fit is refused up front with
  * the figure. It mirrors what the training step allocates (src/train/graph.c: every activation and

@@ -1,4 +1,4 @@
-/* The scale model (issue 22, docs/scaling.md "Scale 11"): what one rank holds and sends per training
+/* The scale model (docs/scaling.md "Scale 11"): what one rank holds and sends per training
  * step when every sample is split into a grid of D x H x W blocks (DistConv's dc_num_shards) and R
  * ranks in all train (replicas x D*H*W), computed from the U-Net's topology alone. The memory plan
  * (scaffold/memory_plan.h) sizes each tensor with the same block and halo formulas, so the figures

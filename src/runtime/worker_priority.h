@@ -8,7 +8,7 @@
 
 /* config worker_nice -1 (auto): 5 in one process; 0 under mpirun, where StarPU-MPI's progress thread
  * busy-polls on the workers' cores and, at a higher priority than theirs, would take most of a core
- * (docs/performance.md, session 17). Other values are returned as they are. */
+ * (docs/performance.md, "Worker priority"). Other values are returned as they are. */
 long sf_worker_nice_resolve(long worker_nice, int distributed);
 /* Before the workers start: the increment (config worker_nice, resolved as above; distributed: under mpirun)
  * and the process's nice value, read on the calling thread. Then, run on each worker thread, apply sets its

@@ -171,7 +171,7 @@ expect old_flag "unknown option '--batch-size'" "use 'local_batch_size'" "its op
 expect old_flag_no_flag "unknown option '--ce-weight-num-samples'" "--set ce_weight_sample_fraction=VALUE" \
   -- --ce-weight-num-samples 8
 
-# activation_checkpointing (implemented since issue 16): a flag, 0 and 1 accepted, anything else refused
+# activation_checkpointing: a flag, 0 and 1 accepted, anything else refused
 expect activation_checkpointing "activation_checkpointing.yml:2" "key 'activation_checkpointing'" "'2'" \
   "0/1, true/false, yes/no" -- -c "$bad/activation_checkpointing.yml"
 range activation_checkpointing=maybe "0/1, true/false, yes/no"
@@ -184,7 +184,7 @@ else
 fi
 # max_memory_gib: a number >= 0
 range max_memory_gib=-1 ">= 0"
-# async_save (implemented since issue 16): a flag, 0 and 1 accepted, anything else refused
+# async_save: a flag, 0 and 1 accepted, anything else refused
 expect async_save "async_save.yml:3" "key 'async_save'" "'later'" "0/1, true/false, yes/no" -- -c "$bad/async_save.yml"
 range async_save=2 "0/1, true/false, yes/no"
 n=$((n + 1))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reliability on a CUDA worker (issue 8), run ON the GPU machine from the repo root with the bundle of
+# Reliability on a CUDA worker, run ON the GPU machine from the repo root with the bundle of
 # scripts/gpu-bundle carried along (build/gpu-bundle.tar.gz); not a CTest test (no GPU here). ~10 s:
 #   0. library, dataset and one epoch on CPU workers (configs/tiny.yml, 30 volumes)
 #   1. torch_amp: 1 (bf16 on the CUDA worker) with lr 1e30: the overflow stops training with status 1,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# kill -9 during a background checkpoint write (async_save: 1, issue 16) leaves the previous
+# kill -9 during a background checkpoint write (async_save: 1) leaves the previous
 # checkpoint intact, and restart.sh finishes the run exactly as an uninterrupted one.
 # The write is held between its temporary file and its commit by the test-only hook of
 # src/train/checkpoint.c (SF_TEST_CKPT_COMMIT_DELAY_MS, from epoch 2 on: SF_TEST_CKPT_COMMIT_

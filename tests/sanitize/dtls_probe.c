@@ -1,4 +1,4 @@
-/* Reproduces the LeakSanitizer crash of issue 15 (hetero_mix aborting after all its checks passed)
+/* Reproduces the LeakSanitizer crash at exit (hetero_mix aborting after all its checks passed)
  * without PoCL: the main thread's dynamic TLS block of a dlopen'ed library (argv[1]) is placed 16
  * bytes into a page, the layout that GCC 12's (and LLVM <= 16's) __tls_get_addr interceptor takes for
  * a glibc <= 2.24 block with a {size, start} header in front. What it reads there is ASan's own chunk

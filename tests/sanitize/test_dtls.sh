@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sanitizer build only. The sanitizer suite's ASAN_OPTIONS keep LeakSanitizer's end-of-process check
-# working when a dlopen'ed library's dynamic TLS block lands 16 bytes into a page (issue 15:
-# hetero_mix, PoCL + libclang-cpp): dtls_probe sets that layout up; with the suite's options it must
+# working when a dlopen'ed library's dynamic TLS block lands 16 bytes into a page (as
+# under hetero_mix, PoCL + libclang-cpp): dtls_probe sets that layout up; with the suite's options it must
 # exit 0 and its log must hold no sanitizer fatal error. Then, for the record, the same run with
 # intercept_tls_get_addr=1 (the runtime's default) shows whether this sanitizer runtime still crashes
 # there; that control run never fails the test. See tests/sanitize/README.md.

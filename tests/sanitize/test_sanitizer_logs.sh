@@ -32,7 +32,7 @@ run_case() {
   echo "ok   $name: exit $rc"
 }
 
-# The log that hetero_mix left on a 2-core Xeon (issue 15): the only content of its file.
+# The log that hetero_mix left on a 2-core Xeon when LeakSanitizer crashed at exit: the only content of its file.
 mkdir -p "$T/tracer"
 cat > "$T/tracer/asan.4242" <<'L'
 Tracer caught signal 11: addr=0x2f78 pc=0x7f1a2b3c80f0 sp=0x7f1a29dffd10

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# async_save: 1 (issue 16): checkpoints written on a background thread.
+# async_save: 1: checkpoints written on a background thread.
 #  A. The same run with async_save 0 and 1 (more_determinism: 1, a checkpoint every epoch) gives
 #     byte-identical checkpoint_last and checkpoint_best and the same train_stats.csv rows (all
 #     columns but epoch_duration, which is a wall-clock time).

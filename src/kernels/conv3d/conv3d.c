@@ -69,8 +69,8 @@ void sf_conv_winograd_set_for_testing(int on)
  *   64^3 64->64 50.2/72.0 vs 45.6/61.0. Only 2^3 x 64 (base 8, 1e-3 GFLOP) loses its forward.
  *   dW: the packed driver (conv3d_direct_dw_packed.c) wins from 256 output channels at any row
  *   length: 8^3 256->256 78.5 vs 49.1, 8^3 512->512 68.7 vs 50.2, 4^3 512->512 79.6 vs 43.2,
- *   16^3 256->256 64.8 vs 51.6, 2^3 512->512 15.8 vs 14.4. Below that the rules measured in
- *   session 7 stand (rows >= 16 with <= 128 channels, or <= 64 channels: 64^3 64->64 55.4 vs 50.6;
+ *   16^3 256->256 64.8 vs 51.6, 2^3 512->512 15.8 vs 14.4. Below that these rules
+ *   hold (rows >= 16 with <= 128 channels, or <= 64 channels: 64^3 64->64 55.4 vs 50.6;
  *   32^3 128->64 48.9 vs 44.0), and 16^3 128->128 stays a tie (46.8 vs 51.2, 49.3 vs 47.3). */
 #ifndef SF_CONV_DIRECT_AVX2_MIN_W
 #define SF_CONV_DIRECT_AVX2_MIN_W 16 /* rows of at least this many voxels: */
@@ -123,7 +123,7 @@ static int direct_dw_wins(int W, int Cout)
 
 /* ---- where Winograd beats the direct kernels ------------------------------------------------------------ */
 /* Where it beats the direct kernels (scripts/bench-kernels; /tmp driver, 1 thread, "Intel(R) Xeon(R)
- * Processor" with AVX-512, session 13, forward/dX speedups over direct): 4x32^2 64->64 2.27/2.05x,
+ * Processor" with AVX-512, forward/dX speedups over direct): 4x32^2 64->64 2.27/2.05x,
  * 8x64^2 64->64 2.33/2.28x, 4x32^2 128->64 1.99/2.01x, 4x16^2 128->128 1.74/1.54x, 2x16^2 128->128
  * (64 tiles) 1.59/1.28x, 2x32^2 16->16 1.58/1.50x; 4x8^2 128->128 (32 tiles) 1.20/0.92x: the
  * weight transform is per call, so a call needs enough tiles to amortise it. The AVX2 set on the same
