@@ -358,7 +358,7 @@ int sf_npy_open(const char *path, sf_npy_file *f, char *err, size_t errlen)
   size_t fsize;
   int fd = open_sized(path, &fsize);
   if (fd < 0) return fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
-  npy_header hd;
+  npy_header hd = {0}; /* read_header fills every field on success */
   if (read_header(fd, fsize, path, &hd, err, errlen) != 0) {
     close(fd);
     return -1;

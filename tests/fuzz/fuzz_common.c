@@ -187,7 +187,10 @@ const char *sf_fuzz_tmp_dir(void)
 
 const char *sf_fuzz_tmp_path(const char *name)
 {
-  snprintf(g_tmp_path, sizeof g_tmp_path, "%s/%s", sf_fuzz_tmp_dir(), name);
+  int n = snprintf(g_tmp_path, sizeof g_tmp_path, "%s/%s", sf_fuzz_tmp_dir(), name);
+  if (n < 0 || (size_t)n >= sizeof g_tmp_path)
+    sf_fuzz_fail(__FILE__, __LINE__, "tmp path", "%s/%s is longer than %zu bytes", sf_fuzz_tmp_dir(), name,
+                 sizeof g_tmp_path - 1);
   return g_tmp_path;
 }
 
