@@ -11,6 +11,7 @@
 
 #include "scaffold/common.h"
 #include "scaffold/fsutil.h"
+#include "scaffold/json.h"
 
 typedef struct {
   long *v;
@@ -238,27 +239,54 @@ static const char *mode_name(int m)
   return "R";
 }
 
-static void write_json(FILE *f)
+static cJSON *task_json(long i)
 {
-  fprintf(f, "{\n  \"format\": \"scaffold-task-graph\",\n  \"version\": 1,\n  \"ntasks\": %ld,\n  \"nhandles\": %ld,\n",
-          R.nt, R.nh);
-  fprintf(f, "  \"tasks\": [\n");
-  for (long i = 0; i < R.nt; i++) {
-    rec_task *t = &R.t[i];
-    fprintf(f, "    {\"id\": %ld, \"codelet\": \"%s\", \"footprint\": \"%08x\", \"flops\": %.17g, \"priority\": %d, "
-               "\"handles\": [", i, t->codelet, (unsigned)t->footprint, t->flops, t->prio);
-    for (int k = 0; k < t->nacc; k++)
-      fprintf(f, "%s{\"handle\": %ld, \"mode\": \"%s\", \"bytes\": %zu}", k ? ", " : "", t->acc[k].handle,
-              mode_name(t->acc[k].mode), R.h[t->acc[k].handle].bytes);
-    fprintf(f, "], \"predecessors\": [");
-    for (long k = 0; k < t->preds.n; k++) fprintf(f, "%s%ld", k ? ", " : "", t->preds.v[k]);
-    fprintf(f, "]}%s\n", i + 1 < R.nt ? "," : "");
+  const rec_task *t = &R.t[i];
+  char footprint[9];
+  snprintf(footprint, sizeof footprint, "%08x", (unsigned)t->footprint);
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "id", (double)i);
+  cJSON_AddStringToObject(o, "codelet", t->codelet);
+  cJSON_AddStringToObject(o, "footprint", footprint);
+  cJSON_AddNumberToObject(o, "flops", t->flops);
+  cJSON_AddNumberToObject(o, "priority", t->prio);
+  cJSON *handles = cJSON_AddArrayToObject(o, "handles");
+  for (int k = 0; k < t->nacc; k++) {
+    cJSON *a = cJSON_CreateObject();
+    cJSON_AddNumberToObject(a, "handle", (double)t->acc[k].handle);
+    cJSON_AddStringToObject(a, "mode", mode_name(t->acc[k].mode));
+    cJSON_AddNumberToObject(a, "bytes", (double)R.h[t->acc[k].handle].bytes);
+    cJSON_AddItemToArray(handles, a);
   }
-  fprintf(f, "  ],\n  \"handles\": [\n");
-  for (long k = 0; k < R.nh; k++)
-    fprintf(f, "    {\"id\": %ld, \"bytes\": %zu, \"home_node\": %d}%s\n", k, R.h[k].bytes, R.h[k].home,
-            k + 1 < R.nh ? "," : "");
-  fprintf(f, "  ]\n}\n");
+  cJSON *preds = cJSON_AddArrayToObject(o, "predecessors");
+  for (long k = 0; k < t->preds.n; k++) cJSON_AddItemToArray(preds, cJSON_CreateNumber((double)t->preds.v[k]));
+  return o;
+}
+
+static cJSON *handle_json(long k)
+{
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "id", (double)k);
+  cJSON_AddNumberToObject(o, "bytes", (double)R.h[k].bytes);
+  cJSON_AddNumberToObject(o, "home_node", R.h[k].home);
+  return o;
+}
+
+/* graph.json (docs/tracing.md): one task, one handle a line. */
+static int write_json(const char *path)
+{
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddStringToObject(j, "format", "scaffold-task-graph");
+  cJSON_AddNumberToObject(j, "version", 1);
+  cJSON_AddNumberToObject(j, "ntasks", (double)R.nt);
+  cJSON_AddNumberToObject(j, "nhandles", (double)R.nh);
+  cJSON *tasks = cJSON_AddArrayToObject(j, "tasks");
+  for (long i = 0; i < R.nt; i++) cJSON_AddItemToArray(tasks, task_json(i));
+  cJSON *handles = cJSON_AddArrayToObject(j, "handles");
+  for (long k = 0; k < R.nh; k++) cJSON_AddItemToArray(handles, handle_json(k));
+  int rc = sf_json_write_rows_atomic(path, j);
+  cJSON_Delete(j);
+  return rc;
 }
 
 static void write_dot(FILE *f)
@@ -270,15 +298,21 @@ static void write_dot(FILE *f)
   fprintf(f, "}\n");
 }
 
-static int write_one(const char *dir, const char *name, void (*fn)(FILE *), char *err, size_t errlen)
+static int write_dot_file(const char *path)
 {
-  char *path = sf_path_join(dir, name);
   sf_atomic_file a;
   int rc = sf_atomic_open(&a, path);
   if (rc == 0) {
-    fn(a.f);
+    write_dot(a.f);
     rc = sf_atomic_commit(&a);
   }
+  return rc;
+}
+
+static int write_one(const char *dir, const char *name, int (*fn)(const char *), char *err, size_t errlen)
+{
+  char *path = sf_path_join(dir, name);
+  int rc = fn(path);
   if (rc != 0) snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
   free(path);
   return rc == 0 ? 0 : -1;
@@ -288,6 +322,6 @@ int sf_graph_record_write(const char *dir, char *err, size_t errlen)
 {
   R.on = 0;
   int rc = write_one(dir, "graph.json", write_json, err, errlen);
-  if (rc == 0) rc = write_one(dir, "graph.dot", write_dot, err, errlen);
+  if (rc == 0) rc = write_one(dir, "graph.dot", write_dot_file, err, errlen);
   return rc;
 }

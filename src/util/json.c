@@ -1,9 +1,10 @@
 /* Every JSON file the product writes or reads goes through cJSON and these helpers: printing with
- * 4-space indentation (cJSON indents with tabs), atomic writes, and loading with parse errors given
- * as line:column. */
+ * 4-space indentation (cJSON indents with tabs) or as rows (one list element a line, for long lists),
+ * atomic writes, and loading with parse errors given as line:column. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "scaffold/common.h"
@@ -55,6 +56,51 @@ char *sf_json_print(const cJSON *j)
 int sf_json_write_atomic(const char *path, const cJSON *j)
 {
   char *text = sf_json_print(j);
+  int rc = sf_write_file_atomic(path, text, strlen(text));
+  free(text);
+  return rc;
+}
+
+static void print_row(FILE *f, const cJSON *j)
+{
+  char *text = cJSON_PrintUnformatted(j);
+  if (!text) SF_ABORT("cJSON_PrintUnformatted failed (out of memory?)");
+  fputs(text, f);
+  free(text);
+}
+
+char *sf_json_print_rows(const cJSON *object)
+{
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f) SF_ABORT("open_memstream failed (out of memory?)");
+  fputc('{', f);
+  for (const cJSON *m = object->child; m; m = m->next) {
+    char *key = sf_json_quote(m->string);
+    fprintf(f, "\n    %s: ", key);
+    free(key);
+    if (cJSON_IsArray(m) && m->child) {
+      fputc('[', f);
+      for (const cJSON *e = m->child; e; e = e->next) {
+        fputs("\n        ", f);
+        print_row(f, e);
+        if (e->next) fputc(',', f);
+      }
+      fputs("\n    ]", f);
+    } else {
+      print_row(f, m);
+    }
+    if (m->next) fputc(',', f);
+  }
+  fputs(object->child ? "\n}\n" : "}\n", f);
+  if (fclose(f) != 0) SF_ABORT("open_memstream failed (out of memory?)");
+  return text;
+}
+
+int sf_json_write_rows_atomic(const char *path, const cJSON *object)
+{
+  char *text = sf_json_print_rows(object);
   int rc = sf_write_file_atomic(path, text, strlen(text));
   free(text);
   return rc;
