@@ -1,8 +1,9 @@
 /* What a dataset directory holds besides the volumes (spec §4.5, §4.6): the cache key (config_id:
  * SHA-256 of the compact key-sorted JSON of the keyed parameters, shard layout sorted by dim, as
- * upstream's _hash_volume_config), volumes_contents.csv (np.savetxt "%i" layout), manifest.json,
- * {train,val}_unique_mask_vals.json (JSON where upstream pickles) and meta.yaml (PyYAML's sorted
- * block layout), plus the code commit stamped into names and metadata. */
+ * upstream's _hash_volume_config; a hash input, not a file, so its bytes are kept by hand as Python's
+ * json.dumps prints them), volumes_contents.csv (np.savetxt "%i" layout), manifest.json and
+ * {train,val}_unique_mask_vals.json (JSON where upstream pickles; printed by cJSON) and meta.yaml
+ * (PyYAML's sorted block layout), plus the code commit stamped into names and metadata. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "scaffold/common.h"
 #include "scaffold/datagen.h"
 #include "scaffold/fsutil.h"
+#include "scaffold/json.h"
 #include "scaffold/sha256.h"
 
 static const char *const INCLUDE_KEYS[] = {"dataset_format_version", "n_categories", "n_instances_used_per_fractal",
@@ -122,23 +124,67 @@ static int write_text(const char *dir, const char *name, const char *text, size_
   return rc;
 }
 
-static void unique_vals(const sf_volume_plan *p, int want_val, sbuf *s)
+static int write_json_file(const char *dir, const char *name, const cJSON *j, int rows, char *err, size_t errlen)
+{
+  char *path = sf_path_join(dir, name);
+  int rc = rows ? sf_json_write_rows_atomic(path, j) : sf_json_write_atomic(path, j);
+  if (rc != 0) snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+  free(path);
+  return rc;
+}
+
+/* {"mask_values": [...]}: 0 and the categories present in the split's volumes. */
+static cJSON *unique_vals_json(const sf_volume_plan *p, int want_val)
 {
   unsigned char *has = sf_calloc((size_t)p->n_categories + 1, 1, "mask values");
   has[0] = 1;
   for (int v = 0; v < p->num_volumes; v++)
     if (p->is_val[v] == want_val)
       for (int f = 0; f < p->n_fracts_per_vol; f++) has[p->contents[(size_t)v * p->row_len + 1 + 2 * f] + 1] = 1;
-  put(s, "{\"mask_values\": [");
-  const char *sep = "";
+  cJSON *j = cJSON_CreateObject();
+  cJSON *vals = cJSON_AddArrayToObject(j, "mask_values");
   for (int k = 0; k <= p->n_categories; k++)
-    if (has[k]) put(s, "%s%d", sep, k), sep = ", ";
-  put(s, "]}\n");
+    if (has[k]) cJSON_AddItemToArray(vals, cJSON_CreateNumber(k));
   free(has);
+  return j;
 }
 
-int sf_ds_write_side_files(const sf_config *c, const sf_volume_plan *p, const char *dir, const char *config_id,
-                            char *err, size_t errlen)
+static cJSON *volume_json(const sf_volume_plan *p, int v)
+{
+  const int64_t *row = p->contents + (size_t)v * p->row_len;
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "id", v);
+  cJSON_AddStringToObject(o, "split", p->is_val[v] ? "validation" : "training");
+  cJSON *cats = cJSON_AddArrayToObject(o, "categories"), *inst = cJSON_AddArrayToObject(o, "instances");
+  for (int f = 0; f < p->n_fracts_per_vol; f++) {
+    cJSON_AddItemToArray(cats, cJSON_CreateNumber((double)row[1 + 2 * f]));
+    cJSON_AddItemToArray(inst, cJSON_CreateNumber((double)row[2 + 2 * f]));
+  }
+  return o;
+}
+
+/* manifest.json: the plan's counts, the class colours and, one a line, each volume's split,
+ * categories and instances. */
+static cJSON *manifest_json(const sf_config *c, const sf_volume_plan *p, const char *config_id)
+{
+  cJSON *m = cJSON_CreateObject();
+  cJSON_AddNumberToObject(m, "dataset_format_version", SF_DATASET_FORMAT_VERSION);
+  cJSON_AddStringToObject(m, "config_id", config_id);
+  cJSON_AddNumberToObject(m, "grid", sf_dataset_grid(c));
+  cJSON_AddNumberToObject(m, "n_categories", p->n_categories);
+  cJSON_AddNumberToObject(m, "n_fracts_per_vol", p->n_fracts_per_vol);
+  cJSON_AddNumberToObject(m, "num_volumes", p->num_volumes);
+  cJSON_AddNumberToObject(m, "n_train", p->n_train);
+  cJSON_AddNumberToObject(m, "n_val", p->n_val);
+  cJSON *colours = cJSON_AddArrayToObject(m, "colours");
+  for (int k = 0; k < p->n_categories; k++)
+    cJSON_AddItemToArray(colours, cJSON_CreateDoubleArray(p->colours + 3 * k, 3));
+  cJSON *volumes = cJSON_AddArrayToObject(m, "volumes");
+  for (int v = 0; v < p->num_volumes; v++) cJSON_AddItemToArray(volumes, volume_json(p, v));
+  return m;
+}
+
+static int make_subdirs(const char *dir, char *err, size_t errlen)
 {
   static const char *const sub[] = {"volumes/training", "volumes/validation", "masks/training", "masks/validation"};
   for (int i = 0; i < 4; i++) {
@@ -148,44 +194,28 @@ int sf_ds_write_side_files(const sf_config *c, const sf_volume_plan *p, const ch
     free(d);
     if (rc != 0) return -1;
   }
+  return 0;
+}
+
+int sf_ds_write_side_files(const sf_config *c, const sf_volume_plan *p, const char *dir, const char *config_id,
+                            char *err, size_t errlen)
+{
+  if (make_subdirs(dir, err, errlen) != 0) return -1;
   size_t len;
   char *csv = sf_ds_contents_csv(p, &len);
   int rc = write_text(dir, "volumes_contents.csv", csv, len, err, errlen);
   free(csv);
   if (rc) return -1;
 
-  sbuf m = {0};
-  put(&m, "{\n  \"dataset_format_version\": %d,\n  \"config_id\": \"%s\",\n  \"grid\": %d,\n",
-      SF_DATASET_FORMAT_VERSION, config_id, sf_dataset_grid(c));
-  put(&m, "  \"n_categories\": %d,\n  \"n_fracts_per_vol\": %d,\n  \"num_volumes\": %d,\n  \"n_train\": %d,\n"
-          "  \"n_val\": %d,\n  \"colours\": [",
-      p->n_categories, p->n_fracts_per_vol, p->num_volumes, p->n_train, p->n_val);
-  for (int k = 0; k < p->n_categories; k++) {
-    char r[40], g[40], b[40];
-    sf_format_pyfloat(p->colours[3 * k], r, sizeof r);
-    sf_format_pyfloat(p->colours[3 * k + 1], g, sizeof g);
-    sf_format_pyfloat(p->colours[3 * k + 2], b, sizeof b);
-    put(&m, "%s[%s, %s, %s]", k ? ", " : "", r, g, b);
-  }
-  put(&m, "],\n  \"volumes\": [\n");
-  for (int v = 0; v < p->num_volumes; v++) {
-    const int64_t *row = p->contents + (size_t)v * p->row_len;
-    put(&m, "    {\"id\": %d, \"split\": \"%s\", \"categories\": [", v, p->is_val[v] ? "validation" : "training");
-    for (int f = 0; f < p->n_fracts_per_vol; f++) put(&m, "%s%lld", f ? ", " : "", (long long)row[1 + 2 * f]);
-    put(&m, "], \"instances\": [");
-    for (int f = 0; f < p->n_fracts_per_vol; f++) put(&m, "%s%lld", f ? ", " : "", (long long)row[2 + 2 * f]);
-    put(&m, "]}%s\n", v + 1 < p->num_volumes ? "," : "");
-  }
-  put(&m, "  ]\n}\n");
-  rc = write_text(dir, "manifest.json", m.buf, m.len, err, errlen);
-  free(m.buf);
+  cJSON *m = manifest_json(c, p, config_id);
+  rc = write_json_file(dir, "manifest.json", m, 1, err, errlen);
+  cJSON_Delete(m);
   if (rc) return -1;
 
   for (int val = 0; val < 2; val++) {
-    sbuf u = {0};
-    unique_vals(p, val, &u);
-    rc = write_text(dir, val ? "val_unique_mask_vals.json" : "train_unique_mask_vals.json", u.buf, u.len, err, errlen);
-    free(u.buf);
+    cJSON *u = unique_vals_json(p, val);
+    rc = write_json_file(dir, val ? "val_unique_mask_vals.json" : "train_unique_mask_vals.json", u, 0, err, errlen);
+    cJSON_Delete(u);
     if (rc) return -1;
   }
   return 0;
