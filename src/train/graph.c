@@ -1,5 +1,5 @@
-/* Building and tearing down the training-step task graph's data (scaffold/graph.h): the slab plan
- * (boundaries fixed at the bottleneck and scaled per level), every activation and gradient tensor,
+/* Building and tearing down the training-step task graph's data (scaffold/graph.h) on the block
+ * plan of graph_plan.c, in named steps (sf_graph_create): every activation and gradient tensor,
  * the GroupNorm/loss/Dice partial sums, and vector handles on slices of the parameter, gradient and
  * Adam arenas. Everything is allocated here once, so a step allocates nothing. In a spatially
  * distributed run (scaffold/dist.h) slabs and partial sums are registered with their StarPU-MPI
@@ -13,27 +13,6 @@
 #include "scaffold/ops.h"
 #include "scaffold/runtime.h"
 #include "scaffold/switches.h"
-
-int sf_graph_auto_slabs(int coarse_edge, int nworkers, int deterministic, long top_floats)
-{
-  int cap = coarse_edge < SF_MAX_SLABS ? coarse_edge : SF_MAX_SLABS;
-  int s = 1;
-  if (deterministic)
-    s = 4; /* independent of the worker count, so the results are too */
-  else {
-    while (s < nworkers) s *= 2; /* a power of two divides the 2^b edge evenly */
-    if (nworkers > 1 && top_floats / (2L * s) >= SF_OVERDECOMPOSE_MIN_FLOATS)
-      s *= 2; /* two tasks per worker and op, so a faster worker can take over a slower one's share */
-  }
-  if (s > cap) s = cap;
-  return s < 1 ? 1 : s;
-}
-
-int sf_graph_auto_slabs_for(const sf_unet *u, const sf_config *c, int nworkers)
-{
-  const long e = u->edge[0];
-  return sf_graph_auto_slabs(u->edge[u->levels], nworkers, c->more_determinism != 0, e * e * e * u->base_channels);
-}
 
 static int fail(char *err, size_t errlen, const char *msg)
 {
@@ -495,231 +474,56 @@ static void loss_free(sf_graph *g)
   g->small = NULL;
 }
 
-/* Blocks of one axis at level l, for `fine` blocks at level 0: up to the bottleneck edge the
- * boundaries are fixed there and scaled by 2 per level (sf_slab_bounds); a finer count (a power of
- * two) gives min(fine, edge) equal blocks, so a level smaller than the grid has fewer, merged blocks:
- * merged block j starts at fine block first[j]. Returns the count. */
-static int axis_blocks(const sf_unet *u, int l, int fine, int *b, int *first)
+/* Task options: a spatial replica's tasks go through StarPU-MPI (scaffold/tasks.h); priorities:
+ * sample loads, then the activation path, then weight gradients. torch_amp: 1 runs the 3x3x3 (and,
+ * with AMX, the transposed) convolutions in bf16 where the CPU has a bf16 engine (sf_topt.bf16). */
+static void set_task_options(sf_graph *g, const sf_config *c, int spatial)
 {
-  const int coarse = u->edge[u->levels], e = u->edge[l];
-  if (fine <= coarse) {
-    sf_slab_bounds(b, fine, coarse, 1 << (u->levels - l));
-    for (int j = 0; j < fine; j++) first[j] = j;
-    return fine;
-  }
-  int n = fine < e ? fine : e;
-  for (int j = 0; j <= n; j++) b[j] = j * (e / n);
-  for (int j = 0; j < n; j++) first[j] = j * (fine / n);
-  return n;
-}
-
-/* Every level's block grid (graph_internal.h lvl_grid): counts, boundaries, and owners. Fine block
- * (fd, fh, fw) of level 0 belongs to shard (fd * TD / fine[0], fh, fw); a merged block to the owner of
- * its first fine block (gathered to fewer owners). mv[l]: level l's grid on level l-1's volume. */
-static void level_grids(sf_graph *g, const sf_unet *u, const int fine[3], int TD)
-{
-  for (int l = 0; l <= u->levels; l++) {
-    lvl_grid *lv = &g->lg[l];
-    int fd[SF_MAX_SLABS], fh[SF_MAX_HW], fw[SF_MAX_HW];
-    lv->nd = axis_blocks(u, l, fine[0], lv->d0, fd);
-    lv->nh = axis_blocks(u, l, fine[1], lv->h0, fh);
-    lv->nw = axis_blocks(u, l, fine[2], lv->w0, fw);
-    lv->S = lv->nd * lv->nh * lv->nw;
-    for (int k = 0; k < lv->S; k++) {
-      int kw = k % lv->nw, kh = (k / lv->nw) % lv->nh, kd = k / (lv->nw * lv->nh);
-      int q = ((int)((long)fd[kd] * TD / fine[0]) * fine[1] + fh[kh]) * fine[2] + fw[kw];
-      lv->owner[k] = g->spatial > 1 ? sf_dist_group_rank(q) : g->me;
-    }
-    if (l == 0) continue;
-    g->merges[l] = lv->S != g->lg[l - 1].S;
-    g->mv[l] = *lv;
-    for (int j = 0; j <= lv->nd; j++) g->mv[l].d0[j] = 2 * lv->d0[j];
-    for (int j = 0; j <= lv->nh; j++) g->mv[l].h0[j] = 2 * lv->h0[j];
-    for (int j = 0; j <= lv->nw; j++) g->mv[l].w0[j] = 2 * lv->w0[j];
-  }
-  g->S = g->lg[0].S;
-  memcpy(g->owner, g->lg[0].owner, sizeof g->owner);
-}
-
-int sf_graph_check_config(const sf_unet *u, const sf_config *c, int spatial, const char **key, char *err,
-                          size_t errlen)
-{
-  const int coarse = u->edge[u->levels];
-  const int cap = coarse < SF_MAX_SLABS ? coarse : SF_MAX_SLABS;
-  char names[256];
-  *key = NULL;
-  if (!sf_optimizer_find(c->optimizer)) {
-    sf_optimizer_names(names, sizeof names);
-    *key = "optimizer";
-    snprintf(err, errlen, "not an optimizer the StarPU training graph implements (upstream takes any other name as "
-             "RMSprop; here RMSprop goes by its own names, so a typo cannot switch optimizers); expected one of: %s",
-             names);
-    return -1;
-  }
-  if (c->local_batch_size > SF_GRAPH_MAX_BATCH) {
-    *key = "local_batch_size";
-    snprintf(err, errlen, "%ld samples per step, the task graph takes 1..%d", c->local_batch_size,
-             SF_GRAPH_MAX_BATCH);
-    return -1;
-  }
-  if (c->slabs < 0 || c->slabs > cap) {
-    *key = "slabs";
-    snprintf(err, errlen, "%ld depth slabs requested, expected 0 (automatic) or 1..%d (the bottleneck edge is %d "
-             "planes; at most %d slabs)", c->slabs, cap, coarse, SF_MAX_SLABS);
-    return -1;
-  }
-  int grid[3];
-  sf_config_shard_grid(c, grid);
-  const int from_dc = c->dc_num_shards[0] * c->dc_num_shards[1] * c->dc_num_shards[2] > 1;
-  if (from_dc && c->spatial_ranks > 1) {
-    *key = "dc_num_shards";
-    snprintf(err, errlen, "[%ld, %ld, %ld] together with spatial_ranks %ld; spatial_ranks is the depth-only shorthand "
-             "of dc_num_shards: expected one of them (spatial_ranks 1, or dc_num_shards [1, 1, 1])",
-             c->dc_num_shards[0], c->dc_num_shards[1], c->dc_num_shards[2], c->spatial_ranks);
-    return -1;
-  }
-  const char *gkey = from_dc ? "dc_num_shards" : "spatial_ranks";
-  static const char *const axis_name[3] = {"depth", "rows", "columns"};
-  const int edge0 = u->edge[0];
-  for (int a = 0; a < 3; a++) {
-    /* up to the bottleneck edge any count; beyond it the deep levels merge blocks, which needs a
-     * power of two (halving levels nest), at most the input edge and the graph's block limits */
-    int most = a == 0 ? SF_MAX_SLABS : SF_MAX_HW;
-    if (most > edge0) most = edge0;
-    int pow2 = (grid[a] & (grid[a] - 1)) == 0;
-    if (grid[a] > most || (grid[a] > coarse && !pow2)) {
-      *key = gkey;
-      snprintf(err, errlen, "%d shards along the %s; expected 1..%d, or a power of two up to %d (the bottleneck edge is %d "
-               "voxels: a finer grid merges blocks at the deeper levels, which needs halving counts; a block needs at "
-               "least one voxel)", grid[a], axis_name[a], coarse < most ? coarse : most, most, coarse);
-      return -1;
-    }
-  }
-  if (grid[0] > cap && c->slabs != 0) {
-    *key = "slabs";
-    snprintf(err, errlen, "%ld depth slabs with %d shards along the depth (more than the bottleneck edge %d): expected 0 "
-             "(automatic: one slab per shard)", c->slabs, grid[0], coarse);
-    return -1;
-  }
-  if ((long)grid[0] * grid[1] * grid[2] != spatial) {
-    *key = gkey;
-    snprintf(err, errlen, "a grid of %d x %d x %d shards, but the distribution layout has %d ranks per volume", grid[0],
-             grid[1], grid[2], spatial);
-    return -1;
-  }
-  if (grid[0] * grid[1] * grid[2] > SF_MAX_SLABS) {
-    *key = gkey;
-    snprintf(err, errlen, "%d x %d x %d = %d blocks; the task graph takes at most %d", grid[0], grid[1], grid[2],
-             grid[0] * grid[1] * grid[2], SF_MAX_SLABS);
-    return -1;
-  }
-  if (c->slabs != 0 && c->slabs < grid[0]) {
-    *key = "slabs";
-    snprintf(err, errlen, "%ld depth slabs for %d shards along the depth; expected at least one slab per shard (>= %d) or 0 "
-             "(automatic)", c->slabs, grid[0], grid[0]);
-    return -1;
-  }
-  if (c->slabs * grid[1] * grid[2] > SF_MAX_SLABS) {
-    *key = "slabs";
-    snprintf(err, errlen, "%ld depth slabs x %d x %d H/W blocks exceed the task graph's %d blocks; expected at most %d",
-             c->slabs, grid[1], grid[2], SF_MAX_SLABS, SF_MAX_SLABS / (grid[1] * grid[2]));
-    return -1;
-  }
-  return 0;
-}
-
-sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, char *err, size_t errlen)
-{
-  char msg[512], what[400];
-  if (!sf_runtime_is_initialized()) {
-    fail(err, errlen, "sf_graph_create: StarPU is not running (call sf_runtime_init first)");
-    return NULL;
-  }
-  const int T = sf_dist_spatial();
-  const char *bad_key;
-  if (sf_graph_check_config(u, c, T, &bad_key, what, sizeof what) != 0) {
-    snprintf(msg, sizeof msg, "config key '%s': %s", bad_key, what);
-    fail(err, errlen, msg);
-    return NULL;
-  }
-  const int L = u->levels, coarse = u->edge[L];
-  const int cap = coarse < SF_MAX_SLABS ? coarse : SF_MAX_SLABS;
-  int grid[3]; /* shards along depth, rows, columns; one H/W block per shard along rows and columns */
-  sf_config_shard_grid(c, grid);
-  const char *hw = sf_switch("SF_HW_BLOCKS"); /* H/W blocks in one process, "RxC" */
-  if (hw && *hw && T == 1) {
-    int ok = sscanf(hw, "%dx%d", &grid[1], &grid[2]) == 2;
-    for (int a = 1; a <= 2 && ok; a++) /* as a grid: up to the bottleneck edge, or a power of two beyond */
-      ok = grid[a] >= 1 && grid[a] <= SF_MAX_HW && grid[a] <= u->edge[0] &&
-           (grid[a] <= coarse || (grid[a] & (grid[a] - 1)) == 0);
-    if (!ok)
-      sf_die(SF_EXIT_USAGE, "SF_HW_BLOCKS='%s': expected ROWSxCOLUMNS, each 1..%d or a power of two up to %d", hw,
-             coarse, u->edge[0] < SF_MAX_HW ? u->edge[0] : SF_MAX_HW);
-  }
-  const int TD = grid[0], NH = grid[1], NW = grid[2], blocked = NH * NW > 1;
-  int S = (int)c->slabs; /* depth slabs */
-  if (S == 0 && (blocked || TD > cap)) {
-    S = TD; /* H/W blocks already give the workers several tasks per op; a grid finer than the bottleneck */
-  } else if (S == 0) {
-    S = sf_graph_auto_slabs_for(u, c, sf_runtime_nworkers());
-    int agreed[1] = {S}; /* ranks may have different worker counts; the slab plan must be one */
-    sf_dist_allreduce_max(agreed, 1);
-    S = agreed[0];
-    if (TD > 1) { /* a multiple of the depth shard count, so shards own equal slab counts */
-      S = (S + TD - 1) / TD * TD;
-      if (S > cap) S = cap / TD * TD;
-    }
-  }
-  if (S * NH * NW > SF_MAX_SLABS) {
-    snprintf(msg, sizeof msg, "%d depth slabs x %d x %d H/W blocks exceed the task graph's %d blocks", S, NH, NW,
-             SF_MAX_SLABS);
-    fail(err, errlen, msg);
-    return NULL;
-  }
-
-  sf_graph *g = sf_calloc(1, sizeof *g, "task graph");
-  g->opt = sf_optimizer_find(c->optimizer)->kind; /* checked above */
-  g->spatial = T;
-  /* a spatial replica's tasks go through StarPU-MPI (scaffold/tasks.h); priorities: sample loads,
-   * then the activation path, then weight gradients */
-  /* torch_amp: 1 runs the 3x3x3 (and, with AMX, the transposed) convolutions in bf16 where the CPU has a bf16
-   * engine (sf_topt.bf16) */
   int bf16 = c->torch_amp && sf_cpu_bf16_engine() != NULL;
-  g->opt_load = (sf_topt){.prio = 2, .mpi = T > 1, .bf16 = bf16};
-  g->opt_crit = (sf_topt){.prio = 1, .mpi = T > 1, .bf16 = bf16};
-  g->opt_low = (sf_topt){.prio = 0, .mpi = T > 1, .bf16 = bf16};
+  g->opt_load = (sf_topt){.prio = 2, .mpi = spatial > 1, .bf16 = bf16};
+  g->opt_crit = (sf_topt){.prio = 1, .mpi = spatial > 1, .bf16 = bf16};
+  g->opt_low = (sf_topt){.prio = 0, .mpi = spatial > 1, .bf16 = bf16};
+}
+
+/* Where this rank stands and the network's shape and training switches. */
+static void set_shape(sf_graph *g, const sf_unet *u, const sf_config *c, int spatial)
+{
+  g->opt = sf_optimizer_find(c->optimizer)->kind; /* checked by sf_graph_check_config */
+  g->spatial = spatial;
   g->me = sf_dist_rank();
   g->shard = sf_dist_shard();
   g->root = sf_dist_group_rank(0);
   g->u = u;
-  const int fine[3] = {S, NH, NW};
-  level_grids(g, u, fine, TD);
-  g->u = u;
-  g->L = L;
+  g->L = u->levels;
   g->K = u->n_classes;
   g->G = u->groups;
   g->cin0 = u->in_channels;
   g->deterministic = c->more_determinism != 0;
   g->checkpointing = c->activation_checkpointing != 0;
   g->bmax = c->local_batch_size > 1 ? (int)c->local_batch_size : 1;
+}
 
-  const int *ch = u->channels;
-  const int G0 = u->edge[0];
-  (void)G0;
+/* The input and labels, the logits and their gradient. */
+static void alloc_io_tensors(sf_graph *g)
+{
   tens(g, &g->in, "input", 0, g->cin0, sizeof(float), 1);
   tens(g, &g->lab, "labels", 0, 1, sizeof(uint16_t), 0);
   act(g, &g->logits, "logits", 0, g->K);
   act(g, &g->g_logits, "g.logits", 0, g->K);
+}
 
+/* Activation gradients of a level rotate through two buffers (X = g_out, Y = g_pre_b), the
+ * liveness of a DoubleConv backward: g_out -> g_pre_b -> g_act_a (X again: g_out is dead once the
+ * GroupNorm backward has read it) -> g_pre_a (Y: dead once conv b's dX and dW have read it). The
+ * Up's output gradient g_up lives in X too (g_out is dead after the block's backward), and so
+ * does the forward's Up output `up` (dead after the concat): alias_decoder_buffers. StarPU orders
+ * the reuse through the handles' dependencies. At ps 6 base 64 this saves 6 level-0 tensors' worth
+ * (384 MiB). activation_checkpointing adds the two recompute buffers A and B per level. */
+static void alloc_level_gradients(sf_graph *g)
+{
+  const int *ch = g->u->channels;
   char tag[48];
-  /* Activation gradients of a level rotate through two buffers (X = g_out, Y = g_pre_b), the
-   * liveness of a DoubleConv backward: g_out -> g_pre_b -> g_act_a (X again: g_out is dead once the
-   * GroupNorm backward has read it) -> g_pre_a (Y: dead once conv b's dX and dW have read it). The
-   * Up's output gradient g_up lives in X too (g_out is dead after the block's backward), and so
-   * does the forward's Up output `up` (dead after the concat). StarPU orders the reuse through the
-   * handles' dependencies. The concat's gradient g_cat overwrites the concat itself, once conv a's
-   * weight gradient has read it. At ps 6 base 64 this saves 6 level-0 tensors' worth (384 MiB). */
-  for (int i = 0; i <= L; i++) {
+  for (int i = 0; i <= g->L; i++) {
     snprintf(tag, sizeof tag, "g.L%d.X", i);
     act(g, &g->g_out[i], tag, i, ch[i]);
     snprintf(tag, sizeof tag, "g.L%d.Y", i);
@@ -732,8 +536,15 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
     snprintf(tag, sizeof tag, "L%d.B", i);
     act(g, &g->ck_b[i], tag, i, ch[i]);
   }
+}
+
+/* The encoder's DoubleConv blocks, with each Down's max-pool output, argmax and pool gradient. */
+static void alloc_encoder(sf_graph *g)
+{
+  const int *ch = g->u->channels;
+  char tag[48];
   block_init(g, &g->enc[0], "inc", 0, g->cin0, ch[0], "inc", 0);
-  for (int i = 1; i <= L; i++) {
+  for (int i = 1; i <= g->L; i++) {
     snprintf(tag, sizeof tag, "down%d", i);
     block_init(g, &g->enc[i], tag, i, ch[i - 1], ch[i], "down%d.maxpool_conv.1", i);
     snprintf(tag, sizeof tag, "down%d.pool", i);
@@ -743,8 +554,16 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
     snprintf(tag, sizeof tag, "g.down%d.pool", i);
     act(g, &g->g_pool[i], tag, i, ch[i - 1]);
   }
-  for (int i = 0; i < L; i++) { /* dec[i]: the Up numbered L-i (up1 is the deepest) */
-    int k = L - i;
+}
+
+/* The decoder: dec[i] is the Up numbered L-i (up1 is the deepest), with its up-conv parameters,
+ * the concat and the skip gradient; then the output conv's parameters. */
+static void alloc_decoder(sf_graph *g)
+{
+  const int *ch = g->u->channels;
+  char tag[48];
+  for (int i = 0; i < g->L; i++) {
+    int k = g->L - i;
     snprintf(tag, sizeof tag, "up%d", k);
     block_init(g, &g->dec[i], tag, i, ch[i + 1], ch[i], "up%d.conv", k);
     g->up_w[i] = param(g, "up%d", k, ".up.weight");
@@ -757,23 +576,59 @@ sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, c
     else
       act(g, &g->g_skip[i], tag, i, ch[i]);
   }
-  g->out_w = sf_unet_find_param(u, "outc.conv.weight");
-  g->out_b = sf_unet_find_param(u, "outc.conv.bias");
+  g->out_w = sf_unet_find_param(g->u, "outc.conv.weight");
+  g->out_b = sf_unet_find_param(g->u, "outc.conv.bias");
   SF_ASSERT(g->out_w >= 0 && g->out_b >= 0);
-  for (int l = 1; l <= L; l++) { /* merged views of level l-1 tensors where level l has fewer blocks */
+}
+
+/* Merged views of level l-1 tensors where level l has fewer blocks (around the max-pool and the
+ * up-conv). */
+static void alloc_merged_views(sf_graph *g)
+{
+  const int *ch = g->u->channels;
+  char tag[48];
+  for (int l = 1; l <= g->L; l++) {
     if (!g->merges[l]) continue;
     sf_tensor *views[5] = {&g->m_pool_in[l], &g->m_pool_grad[l], &g->m_skip_grad[l], &g->m_up[l], &g->m_up_grad[l]};
     static const char *const what[5] = {"pool_in", "pool_grad", "skip_grad", "up", "up_grad"};
     for (int j = 0; j < 5; j++) {
       snprintf(tag, sizeof tag, "L%d.merged.%s", l - 1, what[j]);
-      tens_in(g, views[j], tag, u->edge[l - 1], &g->mv[l], 0, ch[l - 1], sizeof(float), 0);
+      tens_in(g, views[j], tag, g->u->edge[l - 1], &g->mv[l], 0, ch[l - 1], sizeof(float), 0);
     }
   }
-  for (int i = 0; i < L; i++) {
-    sf_tensor_alias(&g->g_cat[i], &g->cat[i]); /* in place: graph_backward.c conv3_backward */
+}
+
+/* The decoder's buffers that live in others: the concat's gradient g_cat overwrites the concat
+ * itself once conv a's weight gradient has read it (graph_backward.c conv3_backward); the Up's
+ * output and its gradient live in X (alloc_level_gradients). */
+static void alias_decoder_buffers(sf_graph *g)
+{
+  for (int i = 0; i < g->L; i++) {
+    sf_tensor_alias(&g->g_cat[i], &g->cat[i]);
     sf_tensor_alias(&g->g_up[i], &g->g_out[i]);
     sf_tensor_alias(&g->up[i], &g->g_out[i]);
   }
+}
+
+sf_graph *sf_graph_create(const sf_unet *u, const sf_config *c, float *params, char *err, size_t errlen)
+{
+  if (!sf_runtime_is_initialized()) {
+    fail(err, errlen, "sf_graph_create: StarPU is not running (call sf_runtime_init first)");
+    return NULL;
+  }
+  const int spatial = sf_dist_spatial();
+  int fine[3], depth_shards;
+  if (sf_graph_plan_blocks(u, c, spatial, fine, &depth_shards, err, errlen) != 0) return NULL;
+  sf_graph *g = sf_calloc(1, sizeof *g, "task graph");
+  set_shape(g, u, c, spatial);
+  set_task_options(g, c, spatial);
+  sf_graph_level_grids(g, u, fine, depth_shards);
+  alloc_io_tensors(g);
+  alloc_level_gradients(g);
+  alloc_encoder(g);
+  alloc_decoder(g);
+  alloc_merged_views(g);
+  alias_decoder_buffers(g);
   loss_init(g);
   params_init(g, params);
   packed_weights_init(g);

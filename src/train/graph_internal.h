@@ -1,7 +1,7 @@
 /* Private state of the training-step task graph (scaffold/graph.h), shared by graph.c (build,
- * destroy, accessors), graph_forward.c, graph_backward.c and graph_step.c. Levels follow spec §5:
- * level i has edge G/2^i and c_i channels; the encoder has blocks at 0..L, the decoder at 0..L-1
- * (dec[i] is the DoubleConv of the Up that produces level i). */
+ * destroy, accessors), graph_plan.c (the block plan), graph_forward.c, graph_backward.c and
+ * graph_step.c. Levels follow spec §5: level i has edge G/2^i and c_i channels; the encoder has
+ * blocks at 0..L, the decoder at 0..L-1 (dec[i] is the DoubleConv of the Up that produces level i). */
 #ifndef SF_GRAPH_INTERNAL_H
 #define SF_GRAPH_INTERNAL_H
 
@@ -63,8 +63,8 @@ struct sf_graph {
   /* ---- the block grid of each level (docs/architecture.md §5): nd depth slabs x nh x nw H/W blocks,
    * block k = (kd * nh + kh) * nw + kw; nh = nw = 1: depth slabs only. Usually the same counts at
    * every level (boundaries fixed at the bottleneck); a grid finer than a deep level merges there
-   * (graph.c level_grids): mv[l] is level l's grid on level l-1's volume, and the merged views
-   * below hold level l-1 tensors in it around the max-pool and the up-conv ---- */
+   * (graph_plan.c sf_graph_level_grids): mv[l] is level l's grid on level l-1's volume, and the
+   * merged views below hold level l-1 tensors in it around the max-pool and the up-conv ---- */
   lvl_grid lg[SF_MAX_LEVELS + 1], mv[SF_MAX_LEVELS + 1];
   int merges[SF_MAX_LEVELS + 1];      /* level l >= 1 has fewer blocks than level l-1 */
   sf_tensor m_pool_in[SF_MAX_LEVELS + 1], m_pool_grad[SF_MAX_LEVELS + 1], m_skip_grad[SF_MAX_LEVELS + 1];
@@ -191,6 +191,13 @@ static inline sf_handle sf_graph_grad_of(const sf_graph *g, int q, int p)
 /* The shard owning slab k of level 0 / block k of level l (0 in a single process). */
 static inline int sf_graph_shard_of(const sf_graph *g, int k) { return g->owner[k] - g->root; }
 static inline int sf_graph_shard_at(const sf_graph *g, int l, int k) { return g->lg[l].owner[k] - g->root; }
+/* graph_plan.c: after sf_graph_check_config, the level-0 blocks fine[3] (depth slabs, row and
+ * column blocks) and the depth shard count; 0, or -1 with the reason in err. */
+int sf_graph_plan_blocks(const sf_unet *u, const sf_config *c, int spatial, int fine[3], int *depth_shards, char *err,
+                         size_t errlen);
+/* graph_plan.c: every level's block grid (lvl_grid) and owners, the merged view grids g->mv and
+ * g->merges, g->S and g->owner, for `fine` level-0 blocks over depth_shards shards along the depth. */
+void sf_graph_level_grids(sf_graph *g, const sf_unet *u, const int fine[3], int depth_shards);
 /* graph.c: the tensor grid of a level's blocks (mv: the merged view grid). */
 sf_tensor_grid sf_graph_tensor_grid(const lvl_grid *lg);
 /* graph_forward.c: copies src into dst, a tensor of the same volume in another block grid, box by box
