@@ -36,7 +36,7 @@
 set(SF_LAYERS util config kernels runtime codelets comm model datagen train sim harness cli)
 
 set(SF_LAYER_util_DIRS src/util)
-set(SF_LAYER_util_HEADERS common fsutil npy rng sha256 signals shell ratelog switches json)
+set(SF_LAYER_util_HEADERS common fsutil npy rng sha256 signals shell ratelog switches json progress)
 set(SF_LAYER_util_USES util)
 set(SF_LAYER_util_STARPU OFF)
 

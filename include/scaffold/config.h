@@ -75,6 +75,7 @@ typedef struct sf_config {
   char *export_graph;               /* "" = off (docs/tracing.md) */
   long spatial_ranks;               /* 1 */
   double max_memory_gib;            /* 0 = the machine's available memory */
+  double progress_interval;         /* 30 s: progress lines off a terminal; 0 = none */
   /* ---- derived (recomputed by sf_config_finalize) ---- */
   long unet_layers;                 /* problem_scale - unet_bottleneck_dim */
   long vol_size;                    /* 2^problem_scale */
@@ -98,6 +99,11 @@ void sf_config_finalize(sf_config *c);
  * depth count; and the ranks per volume, their product. */
 void sf_config_shard_grid(const sf_config *c, int grid[3]);
 long sf_config_spatial(const sf_config *c);
+/* Refuses (exit 2, before any work) every key set on the command line that `cmd` does not read: reads is the
+ * NULL-terminated list of the keys it honours, instead says where the others take effect. With verbose, names
+ * the keys the config file sets that the command does not read. */
+void sf_config_refuse_unread(const sf_config *c, const char *cmd, const char *const *reads, const char *instead,
+                             int verbose);
 /* Refusals made outside the config module (what a command can run, checked before any work), worded
  * like the loader's own: "FILE:LINE: key 'K' has value 'V': <fmt...>" (or "override --set k=v: ...",
  * or "key 'K' has its default value 'V': ..."). sf_config_refuse2 names two keys with their values

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "scaffold/config.h"
+#include "scaffold/progress.h"
 
 /* ---- layout (src/datagen/layout.c); all return malloc'ed strings ---------------------------- */
 
@@ -156,17 +157,5 @@ int sf_generate_fractals(const sf_config *c);
 /* Removes ".tmp-*" leftovers of interrupted atomic writes in dir (src/datagen/class_search.c). */
 void sf_datagen_sweep_tmp(const char *dir);
 
-/* Progress reporting shared by the datagen task graphs (src/datagen/progress.c): on a TTY a
- * \r-updated line with count, rate and ETA; otherwise nothing until sf_progress_end. */
-typedef struct {
-  const char *what;
-  long total;
-  double t0;
-  double last;
-  int tty;
-} sf_progress;
-void sf_progress_begin(sf_progress *p, const char *what, long total);
-void sf_progress_update(sf_progress *p, long done);
-void sf_progress_end(sf_progress *p, long done);
 
 #endif

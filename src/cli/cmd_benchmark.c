@@ -27,6 +27,7 @@
 #include "scaffold/model.h"
 #include "scaffold/npy.h"
 #include "scaffold/ops.h"
+#include "scaffold/progress.h"
 #include "scaffold/runtime.h"
 #include "scaffold/signals.h"
 #include "scaffold/tasks.h"
@@ -352,6 +353,7 @@ static void parse_and_check(bench_run *b, int argc, char **argv)
     usage(stderr);
     sf_die(SF_EXIT_USAGE, "benchmark needs a config file: -c CONFIG");
   }
+  sf_progress_set_interval(c->progress_interval);
   if (b->o.restart && !b->o.run_dir) sf_die(SF_EXIT_USAGE, "--restart needs --run-dir DIR (the run directory to resume)");
   sf_dist_check_config(c); /* every rank must run the same configuration */
   /* ranks = replicas x ranks per volume (spatial_ranks, or the product of dc_num_shards) */

@@ -10,6 +10,7 @@
 
 #include "scaffold/cli.h"
 #include "scaffold/common.h"
+#include "scaffold/progress.h"
 #include "scaffold/config.h"
 #include "scaffold/datagen.h"
 #include "scaffold/fsutil.h"
@@ -55,6 +56,7 @@ int sf_cmd_generate_fractals(int argc, char **argv)
   const char *bad_key = NULL;
   char why[512];
   if (sf_runtime_check_config(&c, &bad_key, why, sizeof why) != 0) sf_config_refuse(&c, bad_key, "%s", why);
+  sf_progress_set_interval(c.progress_interval);
   sf_runtime_init(&c);
   char desc[256];
   sf_info("generate_fractals: %s", sf_runtime_describe(desc, sizeof desc));

@@ -194,6 +194,10 @@ const sf_key sf_keys[] = {
            "measured time against lower bounds from the perfmodels (critical path, work / workers); writes "
            "bound.json, graph.json, graph.dot and the scheduling MILP bound_deps.lp into the run directory. Needs "
            "calibrated perfmodels (docs/scheduling.md)."),
+  KEY_FLT(progress_interval, OUR, 30, ge0f, ">= 0 seconds", NULL,
+          "Off a terminal (a job's log file), seconds between the plain progress lines of the long phases: "
+          "fractal classes and instances, volumes, warm-up, training steps and validation (phase, count, rate, "
+          "elapsed time, ETA); 0 prints none. On a terminal one line is updated in place instead."),
   KEY_FLT(bound_lp_timeout, OUR, 120, positive, "> 0 seconds", NULL,
           "bound: 1: time limit for writing the dependency-aware MILP bound_deps.lp (quadratic in the tasks of a "
           "step); past it the file is not written (the bounds are reported all the same)."),

@@ -35,7 +35,6 @@ typedef struct {
   int *order;
   sf_ckpt_state st;
   char *ckpt_dir, *last_path, *best_path, *csv_path;
-  int tty;
   int R, rep;               /* replicas and this rank's replica (1, 0 in a single process) */
   int contrib;              /* 1: this rank's sums count in the global ones (shard 0 of its replica) */
   int check_replicas;       /* SF_CHECK_REPLICAS=1: parameters compared across ranks after each step */

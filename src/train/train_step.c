@@ -12,6 +12,7 @@
 #include "scaffold/fsutil.h"
 #include "scaffold/lr_schedule.h"
 #include "scaffold/ops.h"
+#include "scaffold/progress.h"
 #include "scaffold/signals.h"
 #include "scaffold/tasks.h"
 #include "scaffold/trace.h"
@@ -57,7 +58,6 @@ void sf_tctx_init(sf_tctx *t, const sf_train_setup *s)
   t->last_path = sf_path_join(t->ckpt_dir, "checkpoint_last.bin");
   t->best_path = sf_path_join(t->ckpt_dir, "checkpoint_best.bin");
   t->csv_path = sf_path_join(s->run_dir, "train_stats.csv");
-  t->tty = isatty(2) && sf_dist_is_root();
   t->saved_epoch = -1;
 }
 
@@ -162,13 +162,26 @@ double sf_train_run_warmup(sf_tctx *t)
   double lr = sf_train_lr(c, 0);
   sf_step_out o;
   int bad = 0;
+  int nv = (int)(c->warmup_batches < t->n_val ? c->warmup_batches : t->n_val);
+  int root = sf_dist_is_root();
+  if (root)
+    sf_info("warm-up: %d training step(s) and %d validation sample(s), rolled back afterwards; the time it "
+            "takes follows its first step", nb, nv);
+  sf_progress prog;
+  sf_progress_begin(&prog, "warm-up training steps", nb);
   for (int k = 0; k < nb; k++) {
     int b = t->per - k * t->B < t->B ? t->per - k * t->B : t->B;
+    double s0 = sf_now();
     sf_train_batch_step(t, t->order + (size_t)k * t->B, b, lr, k + 1, &o);
     bad += !o.ok;
     sf_train_check_replicas(t, "warm-up", k + 1);
     sf_trace_collect();
+    if (root && k == 0 && nb > 1) /* a validation sample: one forward pass, about a third of a step's per sample */
+      sf_info("warm-up: the first step took %.2f s, so the warm-up should take about %.0f s", sf_now() - s0,
+              (sf_now() - s0) * (nb + nv / (3.0 * t->B)));
+    if (root) sf_progress_update(&prog, k + 1);
   }
+  if (root) sf_progress_clear(&prog);
   /* one more step for the ragged final batch size, if warm-up did not reach it */
   int ragged = t->per % t->B;
   if (ragged && nb < steps) {
@@ -176,7 +189,6 @@ double sf_train_run_warmup(sf_tctx *t)
     bad += !o.ok;
     sf_trace_collect();
   }
-  int nv = (int)(c->warmup_batches < t->n_val ? c->warmup_batches : t->n_val);
   for (int i = 0; i < nv; i++) {
     double out[4];
     sf_train_load_sample(t, SF_SPLIT_VAL, i, 0);

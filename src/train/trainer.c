@@ -32,6 +32,7 @@
 
 #include "scaffold/common.h"
 #include "scaffold/dist.h"
+#include "scaffold/progress.h"
 #include "epoch_log.h"
 #include "scaffold/signals.h"
 #include "scaffold/trace.h"
@@ -48,6 +49,7 @@ typedef struct {
   double lr, flops, train_secs, here; /* here: samples trained by this invocation (over replicas) */
   int stop_after;                    /* --max-count reached at its last step */
   double vloss, val_dice, val_loss_avg;
+  sf_progress prog;                  /* the training steps' progress line */
 } sf_epoch;
 
 static void clear_partial(sf_ckpt_state *st)
@@ -56,12 +58,14 @@ static void clear_partial(sf_ckpt_state *st)
   st->partial_loss = st->partial_dice = st->partial_samples = st->partial_seconds = 0;
 }
 
-static void progress(sf_tctx *t, long epoch, int k, int steps, double loss, double rate)
+/* The training steps' progress line (scaffold/progress.h), with the loss and samples/s; rank 0 only. */
+static void progress(sf_tctx *t, sf_epoch *e, int k, double loss, double rate)
 {
-  if (!t->tty) return;
-  fprintf(stderr, "\r  epoch %ld [%d/%d] loss %.4f  %.2f samples/s ", epoch, k, steps, loss, rate);
-  if (k == steps) fputs("\r\033[K", stderr);
-  fflush(stderr);
+  if (!sf_dist_is_root()) return;
+  char note[96];
+  snprintf(note, sizeof note, "loss %.4f, %.2f samples/s", loss, rate);
+  sf_progress_update_note(&e->prog, k - e->k0, note);
+  if (k == e->steps) sf_progress_clear(&e->prog);
 }
 
 /* The epoch's start: a resumed epoch continues from its saved position and sums. */
@@ -83,6 +87,10 @@ static void begin_epoch(sf_tctx *t, long epoch, sf_epoch *e)
   clear_partial(&t->st);
   sf_sampler_train_order(t->n_train, t->R, t->rep, epoch, t->order);
   e->lr = sf_train_lr(t->c, t->st.sched_steps);
+  char what[64];
+  if (e->k0) snprintf(what, sizeof what, "epoch %ld training steps after the %d resumed", epoch, e->k0);
+  else snprintf(what, sizeof what, "epoch %ld training steps", epoch);
+  sf_progress_begin(&e->prog, what, e->steps - e->k0);
 }
 
 /* SIGINT/SIGTERM or --max-count at the boundary before step k, agreed by every rank: the epoch's
@@ -178,7 +186,7 @@ static int train_step(sf_tctx *t, sf_train_result *r, sf_epoch *e, int k)
                   e->epoch, k + 1, e->steps, t->st.global_step, o.loss / bsum);
     return 1;
   }
-  progress(t, e->epoch, k + 1, e->steps, o.loss / bsum, e->train_secs > 0 ? e->here / e->train_secs : 0);
+  progress(t, e, k + 1, o.loss / bsum, e->train_secs > 0 ? e->here / e->train_secs : 0);
   if (sf_ratelog_done(s->rates) && k + 1 == e->steps) e->stop_after = 1;
   return 0;
 }
@@ -200,11 +208,17 @@ static int validate(sf_tctx *t, sf_train_result *r, sf_epoch *e)
   sf_sampler_val_range(t->n_val, t->R, t->rep, &vstart, &vcount);
   double vloss = 0, vdice = 0, vn = vcount;
   int vbad = -1;
+  sf_progress prog;
+  char what[64];
+  snprintf(what, sizeof what, "epoch %ld validation samples", e->epoch);
+  sf_progress_begin(&prog, what, vcount);
   for (int i = vstart; i < vstart + vcount; i++) {
     double out[4];
     sf_train_load_sample(t, SF_SPLIT_VAL, i, 0);
     sf_graph_eval(t->g, t->x[0], t->lab[0], t->s->class_w, out);
     sf_trace_collect();
+    if (sf_dist_is_root()) sf_progress_update(&prog, i - vstart + 1);
+    if (sf_dist_is_root() && i + 1 == vstart + vcount) sf_progress_clear(&prog);
     vloss += out[2];
     vdice += out[3];
     if (!isfinite(out[2]) || isnan(out[3])) {
