@@ -65,6 +65,14 @@ static int extra_opt(void *ctx, int argc, char **argv, int i)
   return 2;
 }
 
+/* The keys that shape the timed steps: the network, the batch and optimizer, precision and determinism, the
+ * runtime and its workers, the slab plan, traces, and the keys every command reads. */
+static const char *const steps_reads[] = {
+  "problem_scale", "unet_bottleneck_dim", "unet_base_channels", "n_categories", "group_norm_groups",
+  "local_batch_size", "optimizer", "seed", "torch_amp", "more_determinism", "activation_checkpointing",
+  "framework", "scheduler", "runtime", "ncpu", "ncuda", "nopencl", "worker_nice", "slabs", "trace",
+  "dc_num_shards", "spatial_ranks", "dist", "scale", NULL};
+
 int sf_steps_main(int argc, char **argv, int simulated)
 {
   steps_cli s = {.o = {.warmup = 1, .steps = 5, .out_dir = "steps-out", .simulated = simulated},
@@ -74,6 +82,9 @@ int sf_steps_main(int argc, char **argv, int simulated)
   int verbose = 0;
   int next = sf_config_from_cli(&c, argc, argv, 1, &verbose, extra_opt, &s);
   if (next < argc) sf_die(SF_EXIT_USAGE, "%s: unexpected argument '%s' (see --help)", s.prog, argv[next]);
+  sf_config_refuse_unread(&c, s.prog, steps_reads,
+                          "it times training steps of the network on synthetic samples; the dataset, training-run, "
+                          "bound and output keys take effect in `scaffold benchmark`", verbose);
   const char *bad_key = NULL;
   char why[512];
   if (sf_runtime_check_config(&c, &bad_key, why, sizeof why) != 0) /* before any work */

@@ -284,5 +284,34 @@ refuse max_memory_gib "override --set max_memory_gib=0.01" "the memory plan need
 refuse old_key "old_learning_rate.yml:3" "use 'starting_learning_rate'" -- -c "$tiny" -c "$bad/old_learning_rate.yml"
 refuse old_flag "unknown option '--batch-size'" "use 'local_batch_size'" -- -c "$tiny" --batch-size 2
 
+# `scaffold steps` reads only the keys that shape its timed steps: a key set on the command line that it
+# would ignore is refused before any work (exit 2, the key named, nothing written); the same key from a
+# config file is accepted (the file serves `scaffold benchmark` too) and named by -v.
+steps_refused() {
+  local name=$1 want=$2 err rc
+  shift 2
+  n=$((n + 1))
+  err=$(cd "$W" && STARPU_HOME="$W/starpu" "$SF_BINARY" steps -c "$tiny" --steps 1 --warmup 0 --out "$W/out" "$@" \
+    2>&1 >/dev/null)
+  rc=$?
+  if [ "$rc" -ne 2 ] || ! grep -qF -- "$want" <<<"$err" || [ -e "$W/out" ]; then
+    echo "FAIL steps_$name: exit status $rc (expected 2), message '$err' (expected '$want'), out: $(ls "$W" | tr '\n' ' ')"
+    failed=$((failed + 1))
+  fi
+  find "$W" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+}
+steps_refused bound "scaffold steps does not read the key bound set on the command line" --set bound=1
+steps_refused two "the keys target_dice, epochs set on the command line" --set target_dice=0.9 --set epochs=3
+steps_refused flag "the key warmup_batches set on the command line" --warmup-batches 3
+n=$((n + 1))
+out=$(cd "$W" && STARPU_HOME="$W/starpu" "$SF_BINARY" steps -c "$tiny" --set ncpu=1 --steps 1 --warmup 0 \
+  --out "$W/out" -v 2>&1)
+rc=$?
+if [ "$rc" -ne 0 ] || ! grep -q "^scaffold steps: keys of .*tiny.yml that this command does not read (.*): epochs" <<<"$out"; then
+  echo "FAIL steps_file_keys: exit status $rc; expected a run that names tiny.yml's unread keys with -v: $out"
+  failed=$((failed + 1))
+fi
+find "$W" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+
 echo "$n cases, $failed failed"
 [ "$failed" -eq 0 ]
