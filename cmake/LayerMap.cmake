@@ -50,7 +50,8 @@ set(SF_LAYER_kernels_HEADERS ops workspace ops_cuda gpu_vendor cpu_isa kernel_ch
 set(SF_LAYER_kernels_USES kernels util)
 set(SF_LAYER_kernels_STARPU OFF)
 
-# runtime -> kernels: runtime_cuda.c releases the CUDA kernels' per-thread workspaces (ops_cuda.h).
+# runtime -> kernels: runtime_cuda.c releases the CUDA kernels' per-thread workspaces (ops_cuda.h), and the
+# trace statistics name the kernel variants each entry ran (kernel_choices.h, counted by the kernels).
 set(SF_LAYER_runtime_DIRS src/runtime)
 set(SF_LAYER_runtime_HEADERS runtime runtime_cuda dist tensor trace perfmodels opencl_devices host_exec bound graph_record)
 set(SF_LAYER_runtime_USES runtime config kernels util)
