@@ -107,35 +107,41 @@ static char *self_exe(void)
   return sf_strdup(buf);
 }
 
-int sf_cmd_run(int argc, char **argv)
+/* What the command line asks for besides the benchmark options. */
+typedef struct {
+  int dry;                /* --dry-run */
+  int first_arg;          /* the benchmark's arguments start here */
+  const char *extra_text; /* --extra, passed on */
+} run_args;
+
+/* The command line into bo and args; returns 1 when it asked for help (printed). */
+static int parse_args(sf_bench_opts *bo, run_args *args, int argc, char **argv)
 {
-  sf_bench_opts bo;
-  sf_bench_opts_init(&bo);
-  int dry = 0, first_arg = argc;
-  const char *extra_text = NULL;
+  args->first_arg = argc;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--")) {
-      first_arg = i + 1;
+      args->first_arg = i + 1;
       break;
     }
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       usage(stdout);
-      return 0;
+      return 1;
     }
     if (!strcmp(a, "--dry-run")) {
-      dry = 1;
+      args->dry = 1;
       continue;
     }
     if (!strcmp(a, "-o")) {
       if (i + 1 >= argc) sf_die(SF_EXIT_USAGE, "run: -o expects a directory or a .json path");
-      free(bo.out);
-      bo.out = sf_strdup(argv[++i]);
+      free(bo->out);
+      bo->out = sf_strdup(argv[++i]);
       continue;
     }
-    if (!strncmp(a, "--extra", 7) && (a[7] == '\0' || a[7] == '=')) extra_text = a[7] ? a + 8 : (i + 1 < argc ? argv[i + 1] : NULL);
+    if (!strncmp(a, "--extra", 7) && (a[7] == '\0' || a[7] == '='))
+      args->extra_text = a[7] ? a + 8 : (i + 1 < argc ? argv[i + 1] : NULL);
     int used = strncmp(a, "--max-count", 11) && strncmp(a, "--sample-duration", 17) && strcmp(a, "--datagen-only")
-                   ? sf_bench_opts_parse(&bo, argc, argv, i)
+                   ? sf_bench_opts_parse(bo, argc, argv, i)
                    : 0;
     if (used) {
       i += used - 1;
@@ -145,39 +151,94 @@ int sf_cmd_run(int argc, char **argv)
       usage(stderr);
       sf_die(SF_EXIT_USAGE, "run: unknown option '%s' (benchmark arguments go after '--')", a);
     }
-    first_arg = i; /* no "--": the benchmark arguments start at the first non-option */
+    args->first_arg = i; /* no "--": the benchmark arguments start at the first non-option */
     break;
   }
-  if (!bo.out) {
+  if (!bo->out) {
     usage(stderr);
     sf_die(SF_EXIT_USAGE, "run: missing -o OUT (the results directory)");
   }
-  if (!bo.experiment_name) bo.experiment_name = sf_strdup("scaffold.benchmark");
+  if (!bo->experiment_name) bo->experiment_name = sf_strdup("scaffold.benchmark");
+  return 0;
+}
 
-  /* The child's argv. */
-  const char *exe_env = sf_switch("SF_RUN_BENCHMARK_EXE");
-  char *exe = exe_env && *exe_env ? sf_strdup(exe_env) : self_exe();
-  size_t nargs = (size_t)(argc - first_arg);
-  char **cargv = sf_calloc(nargs + 16, sizeof *cargv, "argv");
+/* The child's argv (malloc'ed, NULL-terminated, *n entries): exe (`benchmark` unless
+ * SF_RUN_BENCHMARK_EXE names another program), the benchmark's arguments, then the result options. */
+static char **child_argv(char *exe, int exe_from_env, const sf_bench_opts *bo, const run_args *args, int argc,
+                         char **argv, size_t *n)
+{
+  char **cargv = sf_calloc((size_t)(argc - args->first_arg) + 16, sizeof *cargv, "argv");
   size_t k = 0;
   cargv[k++] = exe;
-  if (!(exe_env && *exe_env)) cargv[k++] = "benchmark";
-  for (int i = first_arg; i < argc; i++) cargv[k++] = argv[i];
+  if (!exe_from_env) cargv[k++] = "benchmark";
+  for (int i = args->first_arg; i < argc; i++) cargv[k++] = argv[i];
   cargv[k++] = "--out";
-  cargv[k++] = bo.out;
+  cargv[k++] = bo->out;
   cargv[k++] = "--experiment-name";
-  cargv[k++] = bo.experiment_name;
-  if (bo.job_id) cargv[k++] = "--job-id", cargv[k++] = bo.job_id;
-  if (extra_text) cargv[k++] = "--extra", cargv[k++] = (char *)extra_text;
+  cargv[k++] = bo->experiment_name;
+  if (bo->job_id) cargv[k++] = "--job-id", cargv[k++] = bo->job_id;
+  if (args->extra_text) cargv[k++] = "--extra", cargv[k++] = (char *)args->extra_text;
   cargv[k] = NULL;
+  *n = k;
+  return cargv;
+}
 
-  if (dry) {
-    for (size_t i = 0; i < k; i++) {
-      char *q = sf_shell_quote(cargv[i]);
-      printf("%s%s", i ? " " : "", q);
-      free(q);
+static void print_command(char **cargv, size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    char *q = sf_shell_quote(cargv[i]);
+    printf("%s%s", i ? " " : "", q);
+    free(q);
+  }
+  printf("\n");
+}
+
+/* After the child: nothing when it was interrupted (not a benchmark failure, so no FAIL record, as
+ * milarun) or wrote a result, else the FAIL record `fail` with the tail of its stderr. Frees fail;
+ * returns the exit status of `run`. */
+static int record_outcome(sf_result *fail, const sf_proc *p, int written)
+{
+  int sig = sf_launch_interrupted(), rc;
+  char how[256];
+  sf_describe_status(p->status, how, sizeof how);
+  if (WIFEXITED(p->status)) rc = WEXITSTATUS(p->status);
+  else rc = 128 + (WIFSIGNALED(p->status) ? WTERMSIG(p->status) : 0);
+  if (sig) {
+    fprintf(stderr, "scaffold: run: interrupted by signal %d (%s); stopped the benchmark's process group%s\n", sig,
+            strsignal(sig), written ? "" : "; no result recorded");
+    rc = SF_EXIT_INTERRUPTED;
+  } else if (!written) {
+    char *path = NULL;
+    const char *tail = p->tail;
+    if (p->tail_len == sizeof p->tail - 1) { /* start the tail at a line boundary */
+      const char *nl = strchr(tail, '\n');
+      if (nl) tail = nl + 1;
     }
-    printf("\n");
+    sf_result_fail(fail, "the benchmark %s without writing a result%s%s", how,
+                   *tail ? "\n--- last lines of its stderr ---\n" : "", tail);
+    sf_result_set_number(fail, "peak_rss_mib", p->maxrss_mib);
+    if (sf_result_write(fail, &path) == 0 && path)
+      fprintf(stderr, "scaffold: run: the benchmark %s without writing a result; recorded %s\n", how, path);
+    free(path);
+    if (rc == 0) rc = SF_EXIT_FAILURE;
+  }
+  sf_result_free(fail);
+  return rc;
+}
+
+int sf_cmd_run(int argc, char **argv)
+{
+  sf_bench_opts bo;
+  sf_bench_opts_init(&bo);
+  run_args args = {0};
+  if (parse_args(&bo, &args, argc, argv)) return 0;
+  const char *exe_env = sf_switch("SF_RUN_BENCHMARK_EXE");
+  const int exe_from_env = exe_env && *exe_env;
+  char *exe = exe_from_env ? sf_strdup(exe_env) : self_exe();
+  size_t nargs = (size_t)(argc - args.first_arg), ncargs;
+  char **cargv = child_argv(exe, exe_from_env, &bo, &args, argc, argv, &ncargs);
+  if (args.dry) {
+    print_command(cargv, ncargs);
     free(cargv);
     free(exe);
     sf_bench_opts_free(&bo);
@@ -195,7 +256,7 @@ int sf_cmd_run(int argc, char **argv)
   /* The failure record is prepared before the launch, so its program timer covers the child. */
   char **fargv = sf_calloc(nargs + 2, sizeof *fargv, "argv");
   fargv[0] = "benchmark";
-  for (size_t i = 0; i < nargs; i++) fargv[i + 1] = argv[first_arg + (int)i];
+  for (size_t i = 0; i < nargs; i++) fargv[i + 1] = argv[args.first_arg + (int)i];
   sf_result *fail = sf_result_begin(&bo, (int)nargs + 1, fargv);
   double start = sf_epoch_now();
 
@@ -208,38 +269,7 @@ int sf_cmd_run(int argc, char **argv)
     sf_die(SF_EXIT_FAILURE, "run: cannot start %s: %s", exe, strerror(errno));
   }
   sf_wait_procs(&p, 1);
-
-  int sig = sf_launch_interrupted(), rc;
-  char how[256];
-  sf_describe_status(p.status, how, sizeof how);
-  int written = result_written(bo.out, bo.experiment_name, bo.job_id, &before, start);
-  if (WIFEXITED(p.status)) rc = WEXITSTATUS(p.status);
-  else rc = 128 + (WIFSIGNALED(p.status) ? WTERMSIG(p.status) : 0);
-  if (sig) {
-    /* Stopped by the user: not a benchmark failure, so no FAIL record (as milarun). */
-    sf_result_free(fail);
-    fprintf(stderr, "scaffold: run: interrupted by signal %d (%s); stopped the benchmark's process group%s\n", sig,
-            strsignal(sig), written ? "" : "; no result recorded");
-    rc = SF_EXIT_INTERRUPTED;
-  } else if (written) {
-    sf_result_free(fail);
-  } else {
-    char *path = NULL;
-    const char *tail = p.tail;
-    /* Start the tail at a line boundary. */
-    if (p.tail_len == sizeof p.tail - 1) {
-      const char *nl = strchr(tail, '\n');
-      if (nl) tail = nl + 1;
-    }
-    sf_result_fail(fail, "the benchmark %s without writing a result%s%s", how,
-                   *tail ? "\n--- last lines of its stderr ---\n" : "", tail);
-    sf_result_set_number(fail, "peak_rss_mib", p.maxrss_mib);
-    if (sf_result_write(fail, &path) == 0 && path)
-      fprintf(stderr, "scaffold: run: the benchmark %s without writing a result; recorded %s\n", how, path);
-    free(path);
-    sf_result_free(fail);
-    if (rc == 0) rc = SF_EXIT_FAILURE;
-  }
+  int rc = record_outcome(fail, &p, result_written(bo.out, bo.experiment_name, bo.job_id, &before, start));
   free_names(&before);
   free(prefix);
   free(fargv);

@@ -188,32 +188,185 @@ int sf_dataset_check_config(const sf_config *c, const char **key, char *err, siz
   return 0;
 }
 
-int sf_dataset_prepare(const sf_config *c, sf_dataset *out)
+/* The volume plan of c, its sizes checked first; 0, or an exit status with the reason printed. */
+static int plan_volumes(const sf_config *c, sf_volume_plan *p)
 {
-  memset(out, 0, sizeof *out);
   char err[8192];
   const char *bad_key;
   if (sf_dataset_check_config(c, &bad_key, err, sizeof err) != 0) {
     fprintf(stderr, "scaffold: error: config key '%s': %s\n", bad_key, err);
     return SF_EXIT_USAGE;
   }
-  sf_volume_plan p;
   int rounded = 0;
-  if (sf_volume_plan_make(&p, c->seed, c->n_categories, c->n_instances_used_per_fractal, c->n_fracts_per_vol,
+  if (sf_volume_plan_make(p, c->seed, c->n_categories, c->n_instances_used_per_fractal, c->n_fracts_per_vol,
                           c->val_split, &rounded, err, sizeof err) != 0) {
     fprintf(stderr, "scaffold: error: dataset: %s\n", err);
     return SF_EXIT_USAGE;
   }
   if (rounded)
     sf_warn("n_instances_used_per_fractal (%ld) is not a multiple of n_fracts_per_vol=%ld. Rounding down to %d.",
-            c->n_instances_used_per_fractal, c->n_fracts_per_vol, p.n_inst);
+            c->n_instances_used_per_fractal, c->n_fracts_per_vol, p->n_inst);
+  return 0;
+}
 
-  char config_id[13], commit[128];
+/* The volumes of dir whose volume or mask file is missing or truncated, into bad; their count. */
+static int incomplete_volumes(const sf_volume_plan *p, const char *dir, int *bad)
+{
+  int nbad = 0;
+  for (int v = 0; v < p->num_volumes; v++) {
+    char *vp = sf_dataset_file(dir, p->is_val[v], v, 0), *mp = sf_dataset_file(dir, p->is_val[v], v, 1);
+    if (!sf_npy_is_complete(vp) || !sf_npy_is_complete(mp)) bad[nbad++] = v;
+    free(vp);
+    free(mp);
+  }
+  return nbad;
+}
+
+static int side_files_missing(const char *dir)
+{
+  static const char *const side[] = {"volumes_contents.csv", "manifest.json", "train_unique_mask_vals.json",
+                                     "val_unique_mask_vals.json"};
+  int missing = 0;
+  for (int i = 0; i < 4; i++) {
+    char *sp = sf_path_join(dir, side[i]);
+    missing |= !sf_file_exists(sp);
+    free(sp);
+  }
+  return missing;
+}
+
+/* Reuse of dir: regenerates any missing or truncated volume/mask file and rewrites missing side
+ * files. 0 (*repaired: the volumes regenerated), or an exit status with the reason printed. */
+static int repair_dataset(const sf_config *c, const sf_volume_plan *p, const char *dir, const char *config_id,
+                          int *repaired)
+{
+  char err[8192];
+  int *bad = sf_malloc((size_t)p->num_volumes * sizeof *bad, "volume list");
+  int nbad = incomplete_volumes(p, dir, bad), status = 0;
+  if ((side_files_missing(dir) || nbad) && sf_ds_write_side_files(c, p, dir, config_id, err, sizeof err) != 0) {
+    fprintf(stderr, "scaffold: error: dataset: %s\n", err);
+    status = SF_EXIT_FAILURE;
+  } else if (nbad) {
+    sf_warn("dataset: %d volume(s) of %s are missing or incomplete; regenerating them", nbad, dir);
+    if (check_instances(c, p, err, sizeof err) != 0) {
+      fprintf(stderr, "scaffold: error: %s\n", err);
+      status = SF_EXIT_USAGE;
+    } else {
+      sf_trace_phase_begin("dataset"); /* trace: 1 (scaffold/trace.h); no-op otherwise */
+      int vrc = sf_volumes_generate(c, p, dir, bad, nbad, err, sizeof err);
+      sf_trace_phase_end();
+      sf_trace_collect();
+      if (vrc != 0 && sf_stop_requested()) {
+        fprintf(stderr, "scaffold: dataset repair in %s %s; the files written are whole, a rerun regenerates the "
+                "rest\n", dir, err);
+        status = SF_EXIT_INTERRUPTED;
+      } else if (vrc != 0) {
+        fprintf(stderr, "scaffold: error: dataset repair in %s failed: %s\n", dir, err);
+        status = SF_EXIT_FAILURE;
+      }
+    }
+  }
+  free(bad);
+  *repaired = nbad;
+  return status;
+}
+
+/* Every file of a new dataset into staging: side files, volumes and masks (traced as the "dataset"
+ * phase, *secs), then meta.yaml; a stop request before the end fails it. 0 or -1 with err. */
+static int write_staging(const sf_config *c, const sf_volume_plan *p, const char *staging, const char *config_id,
+                         const char *commit, double *secs, char *err, size_t errlen)
+{
+  int *all = sf_malloc((size_t)p->num_volumes * sizeof *all, "volume list");
+  for (int v = 0; v < p->num_volumes; v++) all[v] = v;
+  sf_trace_phase_begin("dataset"); /* trace: 1 (scaffold/trace.h); no-op otherwise */
+  double t0 = sf_now();
+  int rc = sf_ds_write_side_files(c, p, staging, config_id, err, errlen);
+  if (rc == 0) rc = sf_volumes_generate(c, p, staging, all, p->num_volumes, err, errlen);
+  free(all);
+  *secs = sf_now() - t0;
+  sf_trace_phase_end();
+  sf_trace_collect();
+  if (rc == 0) rc = sf_ds_write_meta(c, staging, config_id, commit, err, errlen);
+  if (rc == 0 && sf_stop_requested()) {
+    snprintf(err, errlen, "interrupted by %s before publishing", sf_signal_name(sf_stop_requested()));
+    rc = -1;
+  }
+  return rc;
+}
+
+/* Publishes staging as base/<ts>__<commit> (a name taken in the same second gets a numeric suffix);
+ * the published path (malloc'ed), or NULL with the reason printed and staging removed. */
+static char *publish_staging(const char *staging, const char *base, const char *ts, const char *commit)
+{
+  char final[256];
+  snprintf(final, sizeof final, "%s__%s", ts, commit);
+  char *dir = sf_path_join(base, final);
+  for (int k = 2; sf_file_exists(dir) || sf_dir_exists(dir); k++) {
+    free(dir);
+    snprintf(final, sizeof final, "%s__%s_%d", ts, commit, k);
+    dir = sf_path_join(base, final);
+  }
+  if (rename(staging, dir) != 0) {
+    fprintf(stderr, "scaffold: error: cannot rename %s to %s: %s\n", staging, dir, strerror(errno));
+    sf_remove_tree(staging);
+    free(dir);
+    return NULL;
+  }
+  return dir;
+}
+
+/* A new dataset under base: generated in a staging directory, then published; *dir (malloc'ed) is
+ * the published directory. 0, or an exit status with the reason printed. */
+static int generate_dataset(const sf_config *c, const sf_volume_plan *p, const char *base, const char *config_id,
+                            const char *commit, char **dir)
+{
+  char err[8192];
+  if (check_instances(c, p, err, sizeof err) != 0) {
+    fprintf(stderr, "scaffold: error: %s\n", err);
+    return SF_EXIT_USAGE;
+  }
+  char ts[32], name[128];
+  time_t now = time(NULL);
+  struct tm tmv;
+  localtime_r(&now, &tmv);
+  strftime(ts, sizeof ts, "%Y%m%d-%H%M%S", &tmv);
+  staging_name(name, sizeof name, ts);
+  char *staging = sf_path_join(base, name);
+  int status = SF_EXIT_FAILURE;
+  double secs = 0;
+  sf_info("dataset: generating %d volumes (G = %d) in %s", p->num_volumes, sf_dataset_grid(c), staging);
+  if (mkdir(staging, 0777) != 0) {
+    fprintf(stderr, "scaffold: error: cannot create staging directory %s: %s\n", staging, strerror(errno));
+  } else if (write_staging(c, p, staging, config_id, commit, &secs, err, sizeof err) != 0) {
+    sf_remove_tree(staging);
+    if (sf_stop_requested()) {
+      fprintf(stderr, "scaffold: dataset generation %s; removed the staging directory %s (nothing was published: "
+              "a rerun generates the dataset from the start, to the same bytes)\n", err, staging);
+      status = SF_EXIT_INTERRUPTED;
+    } else {
+      fprintf(stderr, "scaffold: error: dataset generation failed: %s\n", err);
+    }
+  } else if ((*dir = publish_staging(staging, base, ts, commit)) != NULL) {
+    sf_info("dataset: generated %d volumes in %.2f s (%.2f volumes/s) -> %s", p->num_volumes, secs,
+            secs > 0 ? p->num_volumes / secs : 0.0, *dir);
+    status = 0;
+  }
+  free(staging);
+  return status;
+}
+
+int sf_dataset_prepare(const sf_config *c, sf_dataset *out)
+{
+  memset(out, 0, sizeof *out);
+  sf_volume_plan p;
+  int status = plan_volumes(c, &p);
+  if (status != 0) return status;
+  char config_id[13], commit[128], err[8192];
   sf_dataset_config_id(c, config_id);
   sf_ds_code_commit(commit, sizeof commit);
-  char *base = sf_path_join(c->dataset_dir, config_id);
-  int status = SF_EXIT_FAILURE;
-  char *dir = NULL, *staging = NULL;
+  char *base = sf_path_join(c->dataset_dir, config_id), *dir = NULL;
+  int generated = 0, repaired = 0;
+  status = SF_EXIT_FAILURE;
   if (sf_mkdir_p(base) != 0) {
     fprintf(stderr, "scaffold: error: cannot create dataset directory %s: %s\n", base, strerror(errno));
     goto done;
@@ -221,128 +374,24 @@ int sf_dataset_prepare(const sf_config *c, sf_dataset *out)
   reclaim_stale_staging(base);
   dir = find_reusable(base, config_id, commit, c->dataset_reuse_enforce_commit_id != 0, &p);
   if (dir) {
-    /* Reuse: regenerate any missing or truncated volume/mask file, rewrite missing side files. */
     sf_info("dataset: reusing %s", dir);
-    int *bad = sf_malloc((size_t)p.num_volumes * sizeof *bad, "volume list"), nbad = 0;
-    for (int v = 0; v < p.num_volumes; v++) {
-      char *vp = sf_dataset_file(dir, p.is_val[v], v, 0), *mp = sf_dataset_file(dir, p.is_val[v], v, 1);
-      if (!sf_npy_is_complete(vp) || !sf_npy_is_complete(mp)) bad[nbad++] = v;
-      free(vp);
-      free(mp);
-    }
-    static const char *const side[] = {"volumes_contents.csv", "manifest.json", "train_unique_mask_vals.json",
-                                       "val_unique_mask_vals.json"};
-    int side_missing = 0;
-    for (int i = 0; i < 4; i++) {
-      char *sp = sf_path_join(dir, side[i]);
-      side_missing |= !sf_file_exists(sp);
-      free(sp);
-    }
-    if ((side_missing || nbad) && sf_ds_write_side_files(c, &p, dir, config_id, err, sizeof err) != 0) {
-      fprintf(stderr, "scaffold: error: dataset: %s\n", err);
-      free(bad);
-      goto done;
-    }
-    if (nbad) {
-      sf_warn("dataset: %d volume(s) of %s are missing or incomplete; regenerating them", nbad, dir);
-      if (check_instances(c, &p, err, sizeof err) != 0) {
-        fprintf(stderr, "scaffold: error: %s\n", err);
-        free(bad);
-        status = SF_EXIT_USAGE;
-        goto done;
-      }
-      sf_trace_phase_begin("dataset"); /* trace: 1 (scaffold/trace.h); no-op otherwise */
-      int vrc = sf_volumes_generate(c, &p, dir, bad, nbad, err, sizeof err);
-      sf_trace_phase_end();
-      sf_trace_collect();
-      if (vrc != 0) {
-        if (sf_stop_requested()) {
-          fprintf(stderr, "scaffold: dataset repair in %s %s; the files written are whole, a rerun regenerates the "
-                  "rest\n", dir, err);
-          status = SF_EXIT_INTERRUPTED;
-        } else {
-          fprintf(stderr, "scaffold: error: dataset repair in %s failed: %s\n", dir, err);
-        }
-        free(bad);
-        goto done;
-      }
-    }
-    out->repaired = nbad;
-    free(bad);
+    status = repair_dataset(c, &p, dir, config_id, &repaired);
   } else {
-    if (check_instances(c, &p, err, sizeof err) != 0) {
-      fprintf(stderr, "scaffold: error: %s\n", err);
-      status = SF_EXIT_USAGE;
-      goto done;
-    }
-    char ts[32], name[128];
-    time_t now = time(NULL);
-    struct tm tmv;
-    localtime_r(&now, &tmv);
-    strftime(ts, sizeof ts, "%Y%m%d-%H%M%S", &tmv);
-    staging_name(name, sizeof name, ts);
-    staging = sf_path_join(base, name);
-    sf_info("dataset: generating %d volumes (G = %d) in %s", p.num_volumes, sf_dataset_grid(c), staging);
-    if (mkdir(staging, 0777) != 0) {
-      fprintf(stderr, "scaffold: error: cannot create staging directory %s: %s\n", staging, strerror(errno));
-      goto done;
-    }
-    int *all = sf_malloc((size_t)p.num_volumes * sizeof *all, "volume list");
-    for (int v = 0; v < p.num_volumes; v++) all[v] = v;
-    sf_trace_phase_begin("dataset"); /* trace: 1 (scaffold/trace.h); no-op otherwise */
-    double t0 = sf_now();
-    int rc = sf_ds_write_side_files(c, &p, staging, config_id, err, sizeof err);
-    if (rc == 0) rc = sf_volumes_generate(c, &p, staging, all, p.num_volumes, err, sizeof err);
-    free(all);
-    double secs = sf_now() - t0;
-    sf_trace_phase_end();
-    sf_trace_collect();
-    if (rc == 0) rc = sf_ds_write_meta(c, staging, config_id, commit, err, sizeof err);
-    if (rc == 0 && sf_stop_requested()) {
-      snprintf(err, sizeof err, "interrupted by %s before publishing", sf_signal_name(sf_stop_requested()));
-      rc = -1;
-    }
-    if (rc != 0) {
-      sf_remove_tree(staging);
-      if (sf_stop_requested()) {
-        fprintf(stderr, "scaffold: dataset generation %s; removed the staging directory %s (nothing was published: "
-                "a rerun generates the dataset from the start, to the same bytes)\n", err, staging);
-        status = SF_EXIT_INTERRUPTED;
-      } else {
-        fprintf(stderr, "scaffold: error: dataset generation failed: %s\n", err);
-      }
-      goto done;
-    }
-    /* Publish: <ts>__<commit>; a name taken in the same second gets a numeric suffix. */
-    char final[256];
-    snprintf(final, sizeof final, "%s__%s", ts, commit);
-    dir = sf_path_join(base, final);
-    for (int k = 2; sf_file_exists(dir) || sf_dir_exists(dir); k++) {
-      free(dir);
-      snprintf(final, sizeof final, "%s__%s_%d", ts, commit, k);
-      dir = sf_path_join(base, final);
-    }
-    if (rename(staging, dir) != 0) {
-      fprintf(stderr, "scaffold: error: cannot rename %s to %s: %s\n", staging, dir, strerror(errno));
-      sf_remove_tree(staging);
-      goto done;
-    }
-    sf_info("dataset: generated %d volumes in %.2f s (%.2f volumes/s) -> %s", p.num_volumes, secs,
-            secs > 0 ? p.num_volumes / secs : 0.0, dir);
-    out->generated = 1;
+    status = generate_dataset(c, &p, base, config_id, commit, &dir);
+    generated = status == 0;
   }
-  int gen = out->generated, rep = out->repaired;
+  if (status != 0) goto done;
+  status = SF_EXIT_FAILURE;
   if (sf_dataset_open(c, dir, out, err, sizeof err) != 0) {
     fprintf(stderr, "scaffold: error: %s\n", err);
     goto done;
   }
-  out->generated = gen;
-  out->repaired = rep;
+  out->generated = generated;
+  out->repaired = repaired;
   status = 0;
 done:
   free(base);
   free(dir);
-  free(staging);
   sf_volume_plan_free(&p);
   return status;
 }
