@@ -3,9 +3,15 @@
  * declared in scaffold/dataset.h.
  *
  * Layout (spec §2.6), with <root> = <fract_base_dir>/var<variance_threshold>/seed<seed>:
- *   <root>/3DIFS_param/NNNNNN.csv             one class: 2 lines x 13 values, '%.18e', comma-separated
- *   <root>/3DIFS_param/.rng_attempt           attempt counter (decimal), so reruns continue the stream
+ *   <root>/3DIFS_param/np<point_num>/NNNNNN.csv    one class: 2 lines x 13 values, '%.18e', comma-separated
+ *   <root>/3DIFS_param/np<point_num>/.rng_attempt  attempt counter (decimal), so reruns continue the stream
  *   <root>/instances/np<point_num>/CCCCCC/CCCCCC_IIII.npy   float32 (point_num, 3), raw coordinates
+ *   <root>/.lock                               flock(2) held by the process generating the library
+ * The class search depends on point_num (its acceptance test iterates point_num points; spec §11
+ * item 19), so the classes are kept per point count like the instances: classes accepted at a small
+ * scale may run away at a larger one, and a library shared between scales would depend on which
+ * scale made it first (upstream keeps one 3DIFS_param for all scales). Each np<point_num> library is
+ * what a fresh directory gives.
  * var<vt> is formatted like Python's str(float): 0.15 -> "var0.15", 1.0 -> "var1.0".
  * The category index of a class is its position in the sorted list of NNNNNN.csv names; the
  * first n_categories of them are the library's classes.
@@ -30,7 +36,7 @@
 /* Python's str(float): shortest round-trip digits, "1.0", "0.15", "1e-05", "1e+16". */
 void sf_format_pyfloat(double v, char *buf, size_t len);
 char *sf_fractal_root_dir(const sf_config *c);      /* <base>/var<vt>/seed<seed> */
-char *sf_fractal_param_dir(const sf_config *c);     /* <root>/3DIFS_param */
+char *sf_fractal_param_dir(const sf_config *c);     /* <root>/3DIFS_param/np<point_num> */
 char *sf_fractal_instances_root(const sf_config *c);/* <root>/instances */
 char *sf_fractal_instance_dir(const sf_config *c);  /* <root>/instances/np<point_num> */
 char *sf_fractal_class_instance_dir(const sf_config *c, int cat);          /* .../CCCCCC */
@@ -116,7 +122,9 @@ typedef struct {
 } sf_class_search_stats;
 
 /* Makes <param_dir> hold at least n_categories classes (runtime must be initialised). Dies with a
- * message on I/O errors. stats may be NULL. After SIGINT/SIGTERM (scaffold/signals.h) it returns
+ * message on I/O errors. Warns about class files directly in <root>/3DIFS_param (an older version's
+ * classes, shared between point counts: ignored); when <param_dir> holds no class, removes
+ * <root>/instances/np<point_num> (instances made from other classes). stats may be NULL. After SIGINT/SIGTERM (scaffold/signals.h) it returns
  * early, the round in flight abandoned. */
 void sf_generate_classes(const sf_config *c, sf_class_search_stats *stats);
 

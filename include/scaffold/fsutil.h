@@ -31,4 +31,13 @@ int sf_remove_tree(const char *path);
 /* Joins path parts with '/' into a malloc'ed string. */
 char *sf_path_join(const char *a, const char *b);
 
+/* Exclusive lock on the file `path` (created if missing, never removed) with flock(2), for
+ * generators that share a directory with other processes: the kernel releases it when the holder
+ * exits or is killed, so a dead holder never blocks anyone. If another process holds it, prints one
+ * line "scaffold: waiting for another process <what> (lock <path>)" to stderr and blocks until it
+ * is free; SIGINT/SIGTERM while waiting (scaffold/signals.h) make it return -1 with errno EINTR. Returns the lock's file
+ * descriptor (give it to sf_lock_release), or -1 with errno set. */
+int sf_lock_acquire(const char *path, const char *what);
+void sf_lock_release(int fd);
+
 #endif

@@ -5,7 +5,8 @@
  * skipped, nothing overwritten) until n_categories exist, without an fsync each: one syncfs per
  * round makes them durable before the attempt counter is persisted in <param_dir>/.rng_attempt
  * (through .rng_attempt.pending, so a kill between the two resumes to the same files). The result
- * depends only on (seed, attempt), never on worker count or scheduler. */
+ * depends only on (seed, attempt, point_num), never on worker count or scheduler; point_num keys the
+ * directory (scaffold/datagen.h). Callers serialise searches of one library (generate_fractals.c). */
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -206,6 +207,22 @@ static void library_free(library *L)
   free(L->cls);
 }
 
+/* Class files directly in <root>/3DIFS_param: an older version's library, searched at whichever
+ * problem scale came first and shared by all of them (another scale's instances could run away). */
+static void warn_flat_classes(const sf_config *c, const char *dir)
+{
+  char *r = sf_fractal_root_dir(c), *flat = sf_path_join(r, "3DIFS_param");
+  char **names;
+  int n = sf_fractal_list_class_files(flat, &names);
+  sf_free_names(names, n);
+  if (n > 0)
+    sf_warn("%d fractal class file(s) directly in %s come from an older version that shared one class library "
+            "between problem scales; they are ignored (this point count's classes are in %s); delete them",
+            n, flat, dir);
+  free(flat);
+  free(r);
+}
+
 static double pct(long a, long b) { return b > 0 ? 100.0 * (double)a / (double)b : 0.0; }
 
 void sf_generate_classes(const sf_config *c, sf_class_search_stats *stats_out)
@@ -223,8 +240,20 @@ void sf_generate_classes(const sf_config *c, sf_class_search_stats *stats_out)
   sf_datagen_sweep_tmp(dir);
   char *counter_path = sf_path_join(dir, ".rng_attempt"), *pending_path = sf_path_join(dir, ".rng_attempt.pending");
 
+  warn_flat_classes(c, dir);
   library L;
   library_load(&L, dir);
+  if (L.n == 0) {
+    /* instances without their classes (removed by hand, or an older version's library, whose
+     * classes were shared between scales) were made from other classes: not reusable */
+    char *idir = sf_fractal_instance_dir(c);
+    if (sf_dir_exists(idir)) {
+      sf_info("fractal classes: none in %s, so the instances in %s were made from other classes: removing them",
+              dir, idir);
+      if (sf_remove_tree(idir) != 0) sf_die(SF_EXIT_FAILURE, "cannot remove %s: %s", idir, strerror(errno));
+    }
+    free(idir);
+  }
   resolve_pending(pending_path, counter_path, L.n);
   st.existing = L.n;
   double t0 = sf_now();

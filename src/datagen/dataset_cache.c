@@ -1,13 +1,16 @@
 /* The dataset cache (spec §4.6, upstream get_dataset.py), keyed by config_id (dataset_files.c):
  * datasets live in <dataset_dir>/<config_id>/<YYYYmmdd-HHMMSS>__<commit>/, are built in a unique
  * .tmp_<ts>_<pid>_<rand8> staging directory and renamed into place once meta.yaml (written last)
- * is there. The newest matching directory is reused; staging directories are never reused, and
- * ones idle for 24 h are reclaimed. Missing or truncated volume/mask files of a reused dataset are
+ * is there. The newest matching directory is reused; staging directories are never reused. All of
+ * it runs under <dataset_dir>/<config_id>/.lock (flock): concurrent runs wait for the one building
+ * and reuse its dataset; under the lock, staging directories of processes that no longer run are
+ * removed at once, others once idle for 24 h. Missing or truncated volume/mask files of a reused dataset are
  * regenerated in place. sf_dataset_prepare is the entry point training calls. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -44,6 +47,19 @@ static double newest_mtime(const char *dir)
   return newest;
 }
 
+/* The pid in a staging name .tmp_<ts>_<pid>_<rand8>, or -1. */
+static long staging_pid(const char *name)
+{
+  const char *u = strchr(name + strlen(TMP_PREFIX), '_');
+  if (!u) return -1;
+  char *end;
+  long pid = strtol(u + 1, &end, 10);
+  return *end == '_' && pid > 0 ? pid : -1;
+}
+
+/* Called with the cache lock held: every process of this version that is building a dataset here
+ * holds it, so a staging directory whose process no longer runs (killed mid-generation) is an
+ * orphan and goes at once; others (older versions did not lock) after 24 h idle. */
 static void reclaim_stale_staging(const char *base)
 {
   DIR *d = opendir(base);
@@ -53,8 +69,12 @@ static void reclaim_stale_staging(const char *base)
     if (strncmp(e->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) != 0) continue;
     char *p = sf_path_join(base, e->d_name);
     if (sf_dir_exists(p)) {
+      long pid = staging_pid(e->d_name);
       double age = now - newest_mtime(p);
-      if (age >= STALE_STAGING_SECONDS) {
+      if (pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+        sf_info("dataset: removing %s, left by process %ld, which no longer runs", p, pid);
+        sf_remove_tree(p);
+      } else if (age >= STALE_STAGING_SECONDS) {
         sf_info("dataset: removing orphaned staging directory %s (untouched for %.1f hours)", p, age / 3600.0);
         sf_remove_tree(p);
       }
@@ -365,12 +385,26 @@ int sf_dataset_prepare(const sf_config *c, sf_dataset *out)
   sf_dataset_config_id(c, config_id);
   sf_ds_code_commit(commit, sizeof commit);
   char *base = sf_path_join(c->dataset_dir, config_id), *dir = NULL;
-  int generated = 0, repaired = 0;
+  int generated = 0, repaired = 0, lock = -1;
   status = SF_EXIT_FAILURE;
   if (sf_mkdir_p(base) != 0) {
     fprintf(stderr, "scaffold: error: cannot create dataset directory %s: %s\n", base, strerror(errno));
     goto done;
   }
+  /* One process at a time builds or repairs a dataset of this config_id; the others wait, then
+   * reuse what it published (a dataset of the same identity is never built twice side by side). */
+  char *lpath = sf_path_join(base, ".lock"), what[4200];
+  snprintf(what, sizeof what, "generating the dataset in %s", base);
+  lock = sf_lock_acquire(lpath, what);
+  if (lock < 0 && errno == EINTR && sf_stop_requested()) {
+    fprintf(stderr, "scaffold: dataset: interrupted by %s while waiting for %s\n", sf_signal_name(sf_stop_requested()),
+            lpath);
+    status = SF_EXIT_INTERRUPTED;
+  } else if (lock < 0) {
+    fprintf(stderr, "scaffold: error: cannot lock %s: %s\n", lpath, strerror(errno));
+  }
+  free(lpath);
+  if (lock < 0) goto done;
   reclaim_stale_staging(base);
   dir = find_reusable(base, config_id, commit, c->dataset_reuse_enforce_commit_id != 0, &p);
   if (dir) {
@@ -390,6 +424,7 @@ int sf_dataset_prepare(const sf_config *c, sf_dataset *out)
   out->repaired = repaired;
   status = 0;
 done:
+  sf_lock_release(lock);
   free(base);
   free(dir);
   sf_volume_plan_free(&p);

@@ -1,8 +1,13 @@
 /* `generate_fractals` (spec §1.1): optional from-scratch wipe of the class and instance
  * directories, the legacy-layout warning, the class search, then the instances. StarPU must be
  * running (sf_runtime_init); both phases are task graphs. SIGINT/SIGTERM (scaffold/signals.h)
- * abandon the tasks not yet started, keep every complete file and return SF_EXIT_INTERRUPTED. */
+ * abandon the tasks not yet started, keep every complete file and return SF_EXIT_INTERRUPTED.
+ * Processes sharing fract_base_dir (array jobs, several benchmarks started at once) take turns:
+ * all of it runs under <root>/.lock (flock, released by the kernel even when the holder is killed),
+ * so the next holder finds the previous one's complete library and has nothing to do, or finds
+ * what a killed holder left (whole files, .tmp- files, a .pending marker) and finishes it. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,13 +24,13 @@ static void remove_dir(const char *dir)
   sf_info("datagen_from_scratch: removed %s", dir);
 }
 
-int sf_generate_fractals(const sf_config *c)
+/* Everything below runs under the library lock. datagen_from_scratch removes this point count's
+ * classes and instances only: other problem scales' libraries are independent (scaffold/datagen.h). */
+static int generate_locked(const sf_config *c, double t0)
 {
-  double t0 = sf_now();
-  sf_signals_install(); /* again after starpu_init, which installs its own SIGINT handler */
   if (c->datagen_from_scratch) {
     double tr0 = sf_trace_now();
-    char *pd = sf_fractal_param_dir(c), *id = sf_fractal_instances_root(c);
+    char *pd = sf_fractal_param_dir(c), *id = sf_fractal_instance_dir(c);
     remove_dir(pd);
     remove_dir(id);
     free(pd);
@@ -53,4 +58,27 @@ int sf_generate_fractals(const sf_config *c)
   sf_info("generate_fractals: %ld classes, %ld instances (np%ld) ready in %.3f s (search %.3f s, instances %.3f s)",
           c->n_categories, is.total, c->point_num, sf_now() - t0, cs.seconds, is.seconds);
   return 0;
+}
+
+int sf_generate_fractals(const sf_config *c)
+{
+  double t0 = sf_now();
+  sf_signals_install(); /* again after starpu_init, which installs its own SIGINT handler */
+  char *lroot = sf_fractal_root_dir(c), *lpath = sf_path_join(lroot, ".lock"), what[4200];
+  if (sf_mkdir_p(lroot) != 0) sf_die(SF_EXIT_FAILURE, "cannot create directory %s: %s", lroot, strerror(errno));
+  snprintf(what, sizeof what, "generating the fractal library under %s", lroot);
+  int lock = sf_lock_acquire(lpath, what);
+  if (lock < 0 && errno == EINTR && sf_stop_requested()) {
+    fprintf(stderr, "scaffold: generate_fractals interrupted by %s while waiting for %s\n",
+            sf_signal_name(sf_stop_requested()), lpath);
+    free(lroot);
+    free(lpath);
+    return SF_EXIT_INTERRUPTED;
+  }
+  if (lock < 0) sf_die(SF_EXIT_FAILURE, "cannot lock %s: %s", lpath, strerror(errno));
+  free(lroot);
+  free(lpath);
+  int rc = generate_locked(c, t0);
+  sf_lock_release(lock);
+  return rc;
 }

@@ -243,7 +243,13 @@ void sf_generate_instances(const sf_config *c, sf_instance_stats *stats_out)
     else if (jobs[k].factor < 1.0)
       st.attenuated++;
   }
-  if (failed) sf_die(SF_EXIT_FAILURE, "%ld of %ld fractal instances failed; first: %s", failed, njobs, first_err);
+  if (failed) {
+    char *pdir = sf_fractal_param_dir(c);
+    sf_die(SF_EXIT_FAILURE, "%ld of %ld fractal instances failed; first: %s. The classes in %s should stay finite at "
+           "np%ld (the search there tested them with this point count): if they were copied there or made by another "
+           "version, delete %s and %s or set datagen_from_scratch: 1 to search them again; otherwise try another seed",
+           failed, njobs, first_err, pdir, c->point_num, pdir, root);
+  }
 
   if (skipped) {
     sf_info("fractal instances: interrupted by %s: %ld written this run (%ld reused), %ld not started, in %s; "

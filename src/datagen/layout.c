@@ -1,5 +1,5 @@
 /* Fractal library paths (spec §2.6, scaffold/datagen.h): the seed-keyed layout
- * <fract_base_dir>/var<vt>/seed<seed>/{3DIFS_param,instances/np<point_num>/CCCCCC}, the
+ * <fract_base_dir>/var<vt>/seed<seed>/{3DIFS_param,instances}/np<point_num>, the
  * Python-str(float) formatting of <vt>, and the legacy-layout warning. */
 #include <math.h>
 #include <stdarg.h>
@@ -95,7 +95,7 @@ char *sf_fractal_root_dir(const sf_config *c)
 char *sf_fractal_param_dir(const sf_config *c)
 {
   char *r = sf_fractal_root_dir(c);
-  char *p = fmt_path("%s/3DIFS_param", r);
+  char *p = fmt_path("%s/3DIFS_param/np%ld", r, c->point_num);
   free(r);
   return p;
 }

@@ -6,11 +6,14 @@
 #include <ftw.h>
 #include <libgen.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "scaffold/common.h"
+#include "scaffold/signals.h"
 
 char *sf_path_join(const char *a, const char *b)
 {
@@ -173,4 +176,36 @@ int sf_remove_tree(const char *path)
 {
   if (!sf_dir_exists(path) && !sf_file_exists(path)) return 0;
   return nftw(path, rm_entry, 32, FTW_DEPTH | FTW_PHYS);
+}
+
+int sf_lock_acquire(const char *path, const char *what)
+{
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) return -1;
+  if (flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;
+  if (errno != EWOULDBLOCK) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+  }
+  fprintf(stderr, "scaffold: waiting for another process %s (lock %s)\n", what, path);
+  fflush(stderr);
+  /* polled, not a blocking flock: the handlers of scaffold/signals.h use SA_RESTART, which would
+   * restart a blocking flock after SIGINT/SIGTERM instead of letting the caller stop */
+  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if ((errno != EWOULDBLOCK && errno != EINTR) || sf_stop_requested()) {
+      int e = errno == EWOULDBLOCK ? EINTR : errno;
+      close(fd);
+      errno = e;
+      return -1;
+    }
+    usleep(20000);
+  }
+  return fd;
+}
+
+void sf_lock_release(int fd)
+{
+  if (fd >= 0) close(fd); /* closing the only descriptor releases the flock */
 }

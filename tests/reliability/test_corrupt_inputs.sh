@@ -31,7 +31,7 @@ run1() { bench "${SMALL[@]}" --set epochs=1 --set checkpoint_interval=1 "$@"; }
 
 # ---- the starting point: missing fractal directory -> generated -------------------------------
 run1 --set "base_run_dir=$T/r0" >"$T/r0.log" 2>&1
-expect 0 $? "$T/r0.log" "fractal library missing or incomplete under $FR/var0.15/seed42 \($FR/var0.15/seed42/3DIFS_param does not exist\): generating it first"
+expect 0 $? "$T/r0.log" "fractal library missing or incomplete under $FR/var0.15/seed42 \($FR/var0.15/seed42/3DIFS_param/np16 does not exist\): generating it first"
 ok "fract_base_dir that does not exist: generated, the message names the missing directory"
 R0=$(newest_run "$T/r0")
 CK="$R0/checkpoints/checkpoint_last.bin"
@@ -124,7 +124,7 @@ ok "fract_base_dir that exists without this seed's library: warned (lists var0.1
 
 touch "$T/afile"
 run1 --set "base_run_dir=$T/rf" --set "fract_base_dir=$T/afile/fractals" >"$T/f.log" 2>&1
-expect 1 $? "$T/f.log" "cannot create directory $T/afile/fractals/var0.15/seed42/3DIFS_param: Not a directory"
+expect 1 $? "$T/f.log" "cannot create directory $T/afile/fractals/var0.15/seed42: Not a directory"
 ok "fract_base_dir below a regular file: error naming the directory"
 
 # ---- unwritable run directory ---------------------------------------------------------------------
