@@ -414,9 +414,9 @@ int sf_write_figures(const sf_config *c, const char *run_dir, char *err, size_t 
   snprintf(title, sizeof title, "v=%ld, c=%ld, u=%ld", c->vol_size, c->n_categories, c->unet_layers);
   /* 6 x 4 inches at 300 dpi, as upstream's matplotlib figures */
   const int cairo = !strcmp(term, "pngcairo");
-  size_t cap = 4096 + 4 * PATH_MAX;
+  size_t cap = 4096 + 6 * sizeof qcsv; /* the text, the CSV path three times and the three figure paths */
   char *gp = sf_malloc(cap, "gnuplot script");
-  snprintf(gp, cap,
+  int len = snprintf(gp, cap,
            "set terminal %s size 1800,1200 noenhanced %s\n"
            "set datafile separator ','\n"
            "%s"
@@ -439,6 +439,7 @@ int sf_write_figures(const sf_config *c, const char *run_dir, char *err, size_t 
            "set output\n",
            term, cairo ? "font 'sans,28' linewidth 2" : "font 'sans' 28", n <= 20 ? "set xtics 1\n" : "", title, qout[0], qcsv, qout[1], qcsv,
            qout[2], qcsv);
+  SF_ASSERT(len > 0 && (size_t)len < cap);
   char *script = sf_path_join(figdir, ".plot.gp"), *errfile = sf_path_join(figdir, ".gnuplot.err");
   int rc = sf_write_file_atomic(script, gp, strlen(gp));
   if (rc != 0) {
