@@ -3,7 +3,8 @@
  * behind it: Winograd F(2,3) on wide layers with enough tiles, else the direct register blocks of the active
  * CPU kernel set where they beat im2col + sgemm, else im2col; for torch_amp: 1, the bf16 engine (AMX tiles or
  * AVX-512 VDPBF16PS). sf_conv3d_choose() answers "which variant runs this call" for the run header, the
- * result file and the trace; the entries run exactly what it answers. The variants (conv3d_variants.h,
+ * result file and the trace; the entries run exactly what it answers. With VDPBF16PS, forward and dX run
+ * Winograd with bf16 GEMMs where it beats the direct VDPBF16PS kernel. The variants (conv3d_variants.h,
  * conv3d_bf16_internal.h) never call back here. */
 #include <pthread.h>
 #include <stdio.h>
@@ -139,10 +140,41 @@ static int winograd_wins(int nd, int H, int W, int K, int N)
          (size_t)(nd / 2) * (H / 2) * (W / 2) >= SF_WINO_MIN_TILES;
 }
 
+/* ---- where Winograd with bf16 GEMMs beats the direct VDPBF16PS kernel (torch_amp: 1, no AMX) ------------ */
+/* Measured with tests/kernels_conv/bench_wino_bf16 (1 thread, the three taking turns, 5-7 reps, medians; other
+ * builds running on the machine) on an "Intel(R) Xeon(R) Processor" family 6 model 207 (Emerald Rapids, KVM
+ * guest, AVX512_BF16 without AMX), Winograd-bf16 speedup over direct VDPBF16PS, forward/dX:
+ * 8x32^2 64->64 2.71/2.60x, 16x64^2 64->64 2.73/2.72x, 4x32^2 128->64 2.67/2.51x, 8x32^2 128->128
+ * 2.81/2.76x, 4x16^2 128->128 1.88/1.71x, 2x16^2 128->128 (64 tiles) 2.21/1.81x, 4x16^2 256->128
+ * 1.91/1.52x, 4x16^2 256->256 1.94/1.66x, 8x8^2 256->256 (64 tiles) 1.34/1.11x, 4x8^2 128->128 (32 tiles)
+ * 1.90/1.57x, 4x8^2 256->256 (32 tiles) 1.34/1.41x; 2x8^2 256->256 (16 tiles) 0.67/0.53x: the weight
+ * transform (64*K*N per call, staged in fp32) outweighs the GEMMs of so few tiles.
+ * On that CPU VDPBF16PS issues at a quarter of the FMA rate (half its multiply-adds), so fp32 Winograd stays
+ * 1.3-1.5x faster than Winograd-bf16 where both fit; the bf16 engine is what torch_amp: 1 asks for, and this
+ * only picks the fastest bf16 kernel. */
+#ifndef SF_WINO_BF16_MIN_TILES
+#define SF_WINO_BF16_MIN_TILES 32
+#endif
+
+static int winograd_bf16_wins(int nd, int H, int W, int K, int N)
+{
+  return sf_conv_winograd_active() && sf_conv3d_winograd_bf16_fits(nd, H, W, K, N) &&
+         (size_t)(nd / 2) * (H / 2) * (W / 2) >= SF_WINO_BF16_MIN_TILES;
+}
+
+static sf_conv3d_variant choose_bf16(sf_conv3d_direction dir, int nd, int H, int W, int Cin, int Cout)
+{
+  if (sf_bf16_engine_active() == SF_BF16_AMX) return SF_CONV3D_AMX;
+  if ((dir == SF_CONV3D_FORWARD && winograd_bf16_wins(nd, H, W, Cin, Cout)) ||
+      (dir == SF_CONV3D_BACKWARD_DATA && winograd_bf16_wins(nd, H, W, Cout, Cin)))
+    return SF_CONV3D_WINOGRAD_BF16;
+  return SF_CONV3D_VDPBF16; /* dW (taps): direct */
+}
+
 /* ---- the choice -------------------------------------------------------------------------------------- */
 sf_conv3d_variant sf_conv3d_choose(sf_conv3d_direction dir, int bf16, int nd, int H, int W, int Cin, int Cout)
 {
-  if (bf16) return sf_bf16_engine_active() == SF_BF16_AMX ? SF_CONV3D_AMX : SF_CONV3D_VDPBF16;
+  if (bf16) return choose_bf16(dir, nd, H, W, Cin, Cout);
   switch (dir) {
   case SF_CONV3D_FORWARD:
     return winograd_wins(nd, H, W, Cin, Cout) ? SF_CONV3D_WINOGRAD
@@ -168,6 +200,7 @@ const char *sf_conv3d_variant_name(sf_conv3d_variant v)
   switch (v) {
   case SF_CONV3D_IM2COL: return "im2col";
   case SF_CONV3D_VDPBF16: return "vdpbf16ps";
+  case SF_CONV3D_WINOGRAD_BF16: return "winograd-vdpbf16ps";
   case SF_CONV3D_AMX: return "amx";
   case SF_CONV3D_DIRECT:
   case SF_CONV3D_WINOGRAD: {
@@ -244,20 +277,24 @@ void sf_conv3d_forward_bf16(float *y, const float *x_lo, const float *x, const f
                             int H, int W, int Cin, int Cout)
 {
   need_engine();
-  if (chosen(SF_CONV3D_FORWARD, 1, nd, H, W, Cin, Cout) == SF_CONV3D_AMX)
-    sf_conv3d_amx(y, x_lo, x, x_hi, w, nd, H, W, Cin, Cout, 0);
-  else
-    sf_conv3d_vdpbf16(y, x_lo, x, x_hi, w, nd, H, W, Cin, Cout, 0);
+  switch (chosen(SF_CONV3D_FORWARD, 1, nd, H, W, Cin, Cout)) {
+  case SF_CONV3D_AMX: sf_conv3d_amx(y, x_lo, x, x_hi, w, nd, H, W, Cin, Cout, 0); return;
+  case SF_CONV3D_WINOGRAD_BF16: sf_conv3d_forward_winograd_bf16(y, x_lo, x, x_hi, w, nd, H, W, Cin, Cout); return;
+  default: sf_conv3d_vdpbf16(y, x_lo, x, x_hi, w, nd, H, W, Cin, Cout, 0); return;
+  }
 }
 
 void sf_conv3d_backward_data_bf16(float *dx, const float *dy_lo, const float *dy, const float *dy_hi, const float *w,
                                   int nd, int H, int W, int Cin, int Cout)
 {
   need_engine();
-  if (chosen(SF_CONV3D_BACKWARD_DATA, 1, nd, H, W, Cin, Cout) == SF_CONV3D_AMX)
-    sf_conv3d_amx(dx, dy_lo, dy, dy_hi, w, nd, H, W, Cin, Cout, 1);
-  else
-    sf_conv3d_vdpbf16(dx, dy_lo, dy, dy_hi, w, nd, H, W, Cin, Cout, 1);
+  switch (chosen(SF_CONV3D_BACKWARD_DATA, 1, nd, H, W, Cin, Cout)) {
+  case SF_CONV3D_AMX: sf_conv3d_amx(dx, dy_lo, dy, dy_hi, w, nd, H, W, Cin, Cout, 1); return;
+  case SF_CONV3D_WINOGRAD_BF16:
+    sf_conv3d_backward_data_winograd_bf16(dx, dy_lo, dy, dy_hi, w, nd, H, W, Cin, Cout);
+    return;
+  default: sf_conv3d_vdpbf16(dx, dy_lo, dy, dy_hi, w, nd, H, W, Cin, Cout, 1); return;
+  }
 }
 
 void sf_conv3d_backward_weights_taps_bf16(float *dw, int t0, int t1, const float *x_lo, const float *x,

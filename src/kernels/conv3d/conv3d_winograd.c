@@ -7,7 +7,9 @@
  * weights, as the other conv3d kernels (scaffold/ops.h).
  * Accuracy: F(2,3)'s transforms have coefficients 0, +-1/2, +-1, so the result differs from the
  * direct sum only by rounding, a few times fp32's epsilon relative to the largest term
- * (tests/kernels_conv/test_conv_winograd.c bounds it). */
+ * (tests/kernels_conv/test_conv_winograd.c bounds it).
+ * The bf16 forward and dX at the end run the same stages with the GEMMs on VDPBF16PS (torch_amp: 1 without
+ * AMX; conv3d_winograd_bf16_tiles.h, its accuracy there). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,15 +68,19 @@ static const float *wino_transform_weights(const float *w, int K, int N)
 }
 
 /* j: the input slab x: (nd,H,W,K) (halo planes lo, hi), N output channels, the tile block size and
- * the V, M and zero-row scratch */
+ * the V (bf16: Vb), M and zero-row scratch */
 static void wino_job(sf_wino_job *j, const float *lo, const float *x, const float *hi, int nd, int H, int W, int K,
-                     int N)
+                     int N, int bf16)
 {
-  size_t tb = SF_WINO_BLOCK_BYTES / ((size_t)64 * sizeof(float) * (K + N));
+  size_t vbytes = bf16 ? sizeof(uint16_t) : sizeof(float);
+  size_t tb = SF_WINO_BLOCK_BYTES / ((size_t)64 * (vbytes * K + sizeof(float) * N));
   tb = sf_max_sz(1, sf_min_sz(sf_max_sz(tb, SF_WINO_MIN_TB), wino_tiles(nd, H, W)));
   *j = (sf_wino_job){.lo = lo, .x = x, .hi = hi, .nd = nd, .H = H, .W = W, .K = K, .N = N, .tb = (int)tb,
-                     .vs = tb * K + SF_WINO_PAD, .ms = tb * N + SF_WINO_PAD};
-  j->V = sf_workspace_floats(SF_WINO_V_SLOT, 64 * j->vs);
+                     .vs = tb * K + SF_WINO_PAD * sizeof(float) / vbytes, .ms = tb * N + SF_WINO_PAD};
+  if (bf16)
+    j->Vb = (uint16_t *)sf_workspace_floats(SF_WINO_V_SLOT, (64 * j->vs + 1) / 2);
+  else
+    j->V = sf_workspace_floats(SF_WINO_V_SLOT, 64 * j->vs);
   j->M = sf_workspace_floats(SF_WINO_M_SLOT, 64 * j->ms);
   float *zero = sf_workspace_floats(SF_WINO_ZERO_SLOT, (size_t)W * K);
   memset(zero, 0, sizeof(float) * W * K);
@@ -86,7 +92,7 @@ static void wino_conv(float *y, const float *lo, const float *x, const float *hi
                       int W, int K, int N)
 {
   sf_wino_job j;
-  wino_job(&j, lo, x, hi, nd, H, W, K, N);
+  wino_job(&j, lo, x, hi, nd, H, W, K, N, 0);
   j.y = y;
   j.U = U;
   const sf_wino_kernels *ks = wino_kernels();
@@ -118,11 +124,71 @@ void sf_conv3d_backward_weights_winograd(float *dw, const float *x_lo, const flo
   SF_ASSERT(sf_conv3d_winograd_fits(nd, H, W, Cin, Cout));
   const sf_wino_kernels *ks = wino_kernels();
   sf_wino_job j;
-  wino_job(&j, x_lo, x, x_hi, nd, H, W, Cin, Cout);
+  wino_job(&j, x_lo, x, x_hi, nd, H, W, Cin, Cout, 0);
   j.dy = dy;
   j.Wt = sf_workspace_floats(SF_WINO_U_SLOT, (size_t)64 * Cin * Cout);
   memset(j.Wt, 0, sizeof(float) * 64 * Cin * Cout);
   size_t tiles = wino_tiles(nd, H, W);
   for (size_t t0 = 0; t0 < tiles; t0 += j.tb) ks->dw_block(&j, t0, (int)sf_min_sz(j.tb, tiles - t0));
   ks->dw_finish(dw, j.Wt, Cin, Cout);
+}
+
+/* ---- the GEMMs in bf16 (VDPBF16PS; conv3d_winograd_bf16_tiles.h) ---- */
+#ifndef SF_WINO_BF16_MAX_KN
+#define SF_WINO_BF16_MAX_KN (256 * 256) /* Ub is 64*K*N bf16: 8 MiB at 256 x 256 (staged as 16 MiB of fp32) */
+#endif
+
+int sf_conv3d_winograd_bf16_fits(int nd, int H, int W, int K, int N)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+  return sf_cpu_isa_active() == SF_ISA_AVX512 && sf_cpu_bf16_supported() && nd > 0 && nd % 2 == 0 && H > 0 &&
+         W > 0 && H % 2 == 0 && W % 2 == 0 && K % 16 == 0 && N % 16 == 0 && (size_t)K * N <= SF_WINO_BF16_MAX_KN;
+#else
+  (void)nd, (void)H, (void)W, (void)K, (void)N;
+  return 0;
+#endif
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* y: (nd,H,W,N) = the conv of x: (nd,H,W,K) (halo planes lo, hi) with w: (27, K, N): the AVX-512 set's
+ * fp32 weight transform (staged in the M slot, consumed before M is written), rounded to Ub */
+static void wino_conv_bf16(float *y, const float *lo, const float *x, const float *hi, const float *w, int nd, int H,
+                           int W, int K, int N)
+{
+  const sf_wino_kernels *ks = &sf_wino_kernels_avx512;
+  float *U = sf_workspace_floats(SF_WINO_M_SLOT, (size_t)64 * K * N);
+  ks->weights(U, w, K, N);
+  uint16_t *Ub = (uint16_t *)sf_workspace_floats(SF_WINO_U_SLOT, (size_t)32 * K * N);
+  ks->bf16_weights(Ub, U, K, N);
+  sf_wino_job j;
+  wino_job(&j, lo, x, hi, nd, H, W, K, N, 1);
+  j.y = y;
+  j.Ub = Ub;
+  size_t tiles = wino_tiles(nd, H, W);
+  for (size_t t0 = 0; t0 < tiles; t0 += j.tb) ks->bf16_block(&j, t0, (int)sf_min_sz(j.tb, tiles - t0));
+}
+#endif
+
+void sf_conv3d_forward_winograd_bf16(float *y, const float *x_lo, const float *x, const float *x_hi, const float *w,
+                                     int nd, int H, int W, int Cin, int Cout)
+{
+  SF_ASSERT(sf_conv3d_winograd_bf16_fits(nd, H, W, Cin, Cout));
+#if defined(__x86_64__) && defined(__GNUC__)
+  wino_conv_bf16(y, x_lo, x, x_hi, w, nd, H, W, Cin, Cout);
+#else
+  (void)y, (void)x_lo, (void)x, (void)x_hi, (void)w;
+#endif
+}
+
+void sf_conv3d_backward_data_winograd_bf16(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,
+                                           const float *w, int nd, int H, int W, int Cin, int Cout)
+{
+  SF_ASSERT(sf_conv3d_winograd_bf16_fits(nd, H, W, Cout, Cin));
+#if defined(__x86_64__) && defined(__GNUC__)
+  float *wt = sf_workspace_floats(SF_WINO_V_SLOT, (size_t)27 * Cin * Cout); /* consumed before V is written */
+  sf_conv3d_mirror_weights(wt, w, Cin, Cout);
+  wino_conv_bf16(dx, dy_lo, dy, dy_hi, wt, nd, H, W, Cout, Cin);
+#else
+  (void)dx, (void)dy_lo, (void)dy, (void)dy_hi, (void)w;
+#endif
 }

@@ -11,11 +11,16 @@
  *   Wt: (64, K, N) dW only: the sum over tiles of V^T M per point, plain (K, N) row-major matrices,
  *      which G^T (4 -> 3 per axis) turns into the 27 taps' gradient rows at the end.
  * vs and ms are padded a cache line past tb*K, tb*N: a tile's 64 points are stored (and read back)
- * at once, and at a power-of-two stride they would all fall in one L1 set. */
+ * at once, and at a power-of-two stride they would all fall in one L1 set.
+ * bf16 GEMMs (the AVX-512 set only, conv3d_winograd_bf16_tiles.h; U and V then NULL):
+ *   Ub: (64, K, N) bf16 = U rounded, each column block (K/2, width, 2): input channel pairs
+ *       (2p, 2p+1) of one output channel adjacent, as one VDPBF16PS lane takes them;
+ *   Vb: (64, tb, K) bf16 = V rounded (channel pairs are adjacent already), points vs bf16 apart. */
 #ifndef SF_CONV3D_WINOGRAD_INTERNAL_H
 #define SF_CONV3D_WINOGRAD_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct {
   float *y;                   /* (nd, H, W, N) output slab */
@@ -25,6 +30,8 @@ typedef struct {
   float *Wt;                  /* dW: (64, K, N) accumulated products, as above */
   const float *zero;          /* a row of W*K zeros: the rows outside the volume */
   float *V, *M;               /* scratch: (64, tb, K), (64, tb, N) */
+  const uint16_t *Ub;         /* bf16 GEMMs: (64, K, N) transformed weights, as above (forward/dX) */
+  uint16_t *Vb;               /* bf16 GEMMs: (64, tb, K) scratch, as above */
   size_t vs, ms;              /* between points in V, M */
   int nd, H, W, K, N, tb;     /* nd, H, W even; K, N multiples of the set's vw */
 } sf_wino_job;
@@ -41,6 +48,10 @@ typedef struct {
   void (*dw_block)(const sf_wino_job *j, size_t t0, int nt);
   /* dW: dw: (27, K, N) += G^T Wt G per channel pair */
   void (*dw_finish)(float *dw, const float *Wt, int K, int N);
+  /* The bf16 GEMMs (NULL in a set without them; the CPU must have AVX512_BF16): Ub = U (from
+   * weights) rounded to bf16 and pair-interleaved, K even; block as above, on j->Vb and j->Ub */
+  void (*bf16_weights)(uint16_t *Ub, const float *U, int K, int N);
+  void (*bf16_block)(const sf_wino_job *j, size_t t0, int nt);
 } sf_wino_kernels;
 
 extern const sf_wino_kernels sf_wino_kernels_c;

@@ -10,7 +10,8 @@
  * a block of tiles are 64 independent GEMMs (tiles x K) . (K x N), run by the direct kernels'
  * register blocks. Vectors run along channels (NDHWC), so every stage is whole-vector arithmetic.
  * Under ASan the stages are left uninstrumented and each block checks its footprint on entry
- * (sanitize_footprint.h, as the direct register blocks). */
+ * (sanitize_footprint.h, as the direct register blocks). With SF_WINO_BF16 defined (the AVX-512 set) it
+ * also includes conv3d_winograd_bf16_tiles.h, the same stages with the GEMMs on VDPBF16PS. */
 #include "conv3d_winograd_internal.h"
 
 #define SF_WI SF_VTARGET SF_NO_ASAN static inline __attribute__((always_inline))
@@ -65,26 +66,33 @@ SF_VTARGET SF_NO_ASAN static void wino_weights(float *U, const float *w, int K, 
     }
 }
 
-/* V rows of tile `slot`: B^T d B of its 4x4x4 input voxels, channels [c, c + vw) at a time. rows[i*4+j]:
- * input row (plane 2td-1+i, row 2th-1+j), a zero row outside the volume; columns w0 .. w0+3, which
- * an interior tile (edge == 0) has all inside the row, so its loads need no test. */
-SF_WI void wino_input_body(const sf_wino_job *j, int slot, const float *const rows[16], int w0, const int edge)
+/* t = B^T d B of a tile's 4x4x4 input voxels, channels [c, c + vw). rows[i*4+j]: input row (plane
+ * 2td-1+i, row 2th-1+j), a zero row outside the volume; columns w0 .. w0+3, which an interior tile
+ * (edge == 0) has all inside the row, so its loads need no test. */
+SF_WI void wino_input_t(const sf_wino_job *j, const float *const rows[16], int w0, const int edge, int c,
+                        SF_VEC t[64])
 {
   SF_VEC z = SF_VZERO();
   int l0 = w0 < 0 ? 1 : 0, l1 = w0 + 3 >= j->W ? 3 : 4; /* the columns inside the volume */
+#pragma GCC unroll 16
+  for (int r = 0; r < 16; r++) {
+#pragma GCC unroll 4
+    for (int l = 0; l < 4; l++)
+      t[r * 4 + l] = !edge || (l >= l0 && l < l1) ? SF_VLOAD(rows[r] + (ptrdiff_t)(w0 + l) * j->K + c) : z;
+    wino_bt(t + r * 4, 1);
+  }
+#pragma GCC unroll 16
+  for (int il = 0; il < 16; il++) wino_bt(t + (il / 4) * 16 + il % 4, 4);
+#pragma GCC unroll 16
+  for (int jl = 0; jl < 16; jl++) wino_bt(t + jl, 16);
+}
+
+/* V rows of tile `slot`: B^T d B of its input voxels (wino_input_t), all K channels */
+SF_WI void wino_input_body(const sf_wino_job *j, int slot, const float *const rows[16], int w0, const int edge)
+{
   for (int c = 0; c < j->K; c += SF_VW) {
     SF_VEC t[64];
-#pragma GCC unroll 16
-    for (int r = 0; r < 16; r++) {
-#pragma GCC unroll 4
-      for (int l = 0; l < 4; l++)
-        t[r * 4 + l] = !edge || (l >= l0 && l < l1) ? SF_VLOAD(rows[r] + (ptrdiff_t)(w0 + l) * j->K + c) : z;
-      wino_bt(t + r * 4, 1);
-    }
-#pragma GCC unroll 16
-    for (int il = 0; il < 16; il++) wino_bt(t + (il / 4) * 16 + il % 4, 4);
-#pragma GCC unroll 16
-    for (int jl = 0; jl < 16; jl++) wino_bt(t + jl, 16);
+    wino_input_t(j, rows, w0, edge, c, t);
     float *dst = j->V + (size_t)slot * j->K + c;
 #pragma GCC unroll 64
     for (int xi = 0; xi < 64; xi++) SF_VSTORE(dst + xi * j->vs, t[xi]);
@@ -218,8 +226,13 @@ SF_VTARGET static void wino_footprint(const sf_wino_job *j, size_t t0, int nt, i
         SF_FOOTPRINT((dw ? j->dy : j->y) + off, 2 * (size_t)j->N, !dw);
       }
   }
-  SF_FOOTPRINT(j->V, 63 * j->vs + (size_t)nt * j->K, 1);
   SF_FOOTPRINT(j->M, 63 * j->ms + (size_t)nt * j->N, 1);
+  if (j->Vb) { /* bf16 GEMMs (conv3d_winograd_bf16_tiles.h): V and U in bf16, two to a float */
+    SF_FOOTPRINT((const float *)j->Vb, (63 * j->vs + (size_t)nt * j->K + 1) / 2, 1);
+    SF_FOOTPRINT((const float *)j->Ub, (size_t)32 * j->K * j->N, 0);
+    return;
+  }
+  SF_FOOTPRINT(j->V, 63 * j->vs + (size_t)nt * j->K, 1);
   SF_FOOTPRINT(dw ? j->Wt : j->U, (size_t)64 * j->K * j->N, dw);
 }
 #define SF_WINO_FOOTPRINT(j, t0, nt, dw) wino_footprint(j, t0, nt, dw)
@@ -335,4 +348,12 @@ SF_VTARGET SF_NO_ASAN static void wino_dw_finish(float *dw, const float *Wt, int
     }
 }
 
-const sf_wino_kernels SF_WINO_TABLE = {SF_VW, wino_weights, wino_block, wino_dw_block, wino_dw_finish};
+#ifdef SF_WINO_BF16 /* the AVX-512 set: its GEMMs on VDPBF16PS too */
+#include "conv3d_winograd_bf16_tiles.h"
+#define SF_WINO_BF16_STAGES wino_bf16_weights, wino_bf16_block
+#else
+#define SF_WINO_BF16_STAGES NULL, NULL
+#endif
+
+const sf_wino_kernels SF_WINO_TABLE = {SF_VW, wino_weights, wino_block, wino_dw_block, wino_dw_finish,
+                                       SF_WINO_BF16_STAGES};
