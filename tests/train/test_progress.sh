@@ -34,7 +34,7 @@ for line in lines:
     if not m:
         fail(f"a progress line not of the documented form: {line!r}")
     done, total = int(m.group(2)), int(m.group(3))
-    if not 1 <= done <= total:
+    if not 0 <= done <= total:
         fail(f"count {done}/{total} out of range in {line!r}")
     phases.setdefault(m.group(1), []).append(done)
 for want in ("warm-up training steps", "epoch 1 training steps", "epoch 2 training steps"):
