@@ -11,7 +11,10 @@
 #include "scaffold/codelets_cuda.h"
 #include "scaffold/common.h"
 #include "scaffold/host_exec.h"
+#include "scaffold/perfmodels.h"
 #include "scaffold/tasks.h"
+
+#include <sf_perfmodel_ids.h> /* SF_PMID_<op>, SF_PMFAM_<op>: generated in <build>/generated (cmake/PerfmodelIds.cmake) */
 
 #define SF_H(h) ((starpu_data_handle_t)(h))
 
@@ -57,13 +60,24 @@
 
 /* SF_CODELET(conv3d_fwd, openblas_v1, cpu, gpu, opencl) defines
  *   static struct starpu_perfmodel sf_model_conv3d_fwd  (history-based, symbol
- *                                                        "sf_conv3d_fwd_openblas_v1")
+ *                                                        "sf_conv3d_fwd_openblas_v1_<id>")
+ *   a constructor that registers the symbol with the runtime (sf_perfmodels_register: the stale-class
+ *                                                        report of scaffold/perfmodels.h)
  *   static struct starpu_codelet    cl_conv3d_fwd       (name "sf_conv3d_fwd", variable buffers)
- * The version token goes into the perfmodel symbol: bump it when the kernel changes so stale
- * calibrations are never reused; name the BLAS vendor for BLAS-backed CPU paths. */
+ * <id> is the identity of the codelet's family, SF_PMID_<op>: 8 hex digits of a hash of the family's
+ * sources, generated at every build (cmake/PerfmodelFamilies.cmake, the one table of codelets and
+ * families; cmake/PerfmodelIds.cmake), so a model calibrated for other kernels is never reused and a
+ * shipped class that predates a kernel change is reported stale (docs/perfmodels.md). A new codelet
+ * must be added to that table (SF_PMID_<op> undefined otherwise). The version token is for what the
+ * hash cannot see (e.g. a change in a library the kernel calls); name the BLAS vendor for BLAS-backed
+ * CPU paths. */
 #define SF_CODELET(op, version, cpu, gpu, opencl)                                                     \
   static struct starpu_perfmodel sf_model_##op = {.type = STARPU_HISTORY_BASED,                      \
-                                                  .symbol = "sf_" #op "_" #version};                 \
+                                                  .symbol = "sf_" #op "_" #version "_" SF_PMID_##op}; \
+  __attribute__((constructor)) static void sf_pm_register_##op(void)                                 \
+  {                                                                                                   \
+    sf_perfmodels_register(#op, SF_PMFAM_##op, sf_model_##op.symbol);                                 \
+  }                                                                                                   \
   static struct starpu_codelet cl_##op = {.cpu_funcs = {cpu},                                         \
                                             .cpu_funcs_name = {#cpu},                                 \
                                             SF_CL_CUDA_(gpu) SF_CL_HIP_(gpu) SF_CL_OPENCL_(opencl)    \

@@ -29,4 +29,35 @@ const char *sf_perfmodels_class(void);
  * modular-heft*, pheft, ...). */
 int sf_perfmodels_sched_uses_models(const char *sched);
 
+/* ---- the identity of the models: stale classes (docs/perfmodels.md, "The identity of a perfmodel") ----
+ * Every perfmodel symbol ends in its codelet family's identity, a hash of the family's sources made at
+ * build time (codelets/codelet_common.h, cmake/PerfmodelIds.cmake). A class's model file whose symbol
+ * names a codelet of this build but not its current symbol was calibrated for other kernels: stale. */
+
+/* Called by each codelet's constructor (SF_CODELET): op "conv3d_fwd", family "conv3d", symbol
+ * "sf_conv3d_fwd_avx512_openblas_v2_1a2b3c4d". The strings must live as long as the process. */
+void sf_perfmodels_register(const char *op, const char *family, const char *symbol);
+/* The number of codelets registered (0 in a program that links none). */
+int sf_perfmodels_ncodelets(void);
+
+/* The comparison of a class's model files with this build's symbols. */
+typedef struct {
+  int ncodelets; /* this build's codelets */
+  int nstale;    /* the class has a model of the codelet, none under this build's symbol */
+  int nabsent;   /* the class has no model of the codelet at all */
+  int nfiles;    /* model files of the class (<symbol>.<class>) */
+  char families[512]; /* the families with a stale codelet, "conv3d, loss" */
+  char *detail;  /* one line per stale or absent codelet (malloc'ed; NULL when none) */
+} sf_perfmodels_staleness;
+
+/* Compares the history files <symbol>.<cls> in `codelets_dir` (a class's sampling/codelets/45) with
+ * this build's symbols. Returns 0, or -1 (errno set) when the directory cannot be read. */
+int sf_perfmodels_check(const char *codelets_dir, const char *cls, sf_perfmodels_staleness *s);
+void sf_perfmodels_staleness_free(sf_perfmodels_staleness *s);
+/* "perfmodels CLS: N of M codelets were calibrated for other kernels (list with -v; families: ...)", into
+ * buf. Returns buf. */
+char *sf_perfmodels_stale_summary(const sf_perfmodels_staleness *s, const char *cls, char *buf, size_t len);
+/* -v of `scaffold benchmark` / `scaffold steps`: the start-up report lists the stale codelets. */
+void sf_perfmodels_set_verbose(int verbose);
+
 #endif

@@ -27,6 +27,7 @@
 #include "scaffold/model.h"
 #include "scaffold/npy.h"
 #include "scaffold/ops.h"
+#include "scaffold/perfmodels.h"
 #include "scaffold/progress.h"
 #include "scaffold/runtime.h"
 #include "scaffold/signals.h"
@@ -349,6 +350,7 @@ static void parse_and_check(bench_run *b, int argc, char **argv)
   sf_bench_opts_init(&b->o.bench);
   int next = sf_config_from_cli(c, argc, argv, 1, &b->verbose, extra_opt, &b->o);
   if (next < argc) sf_die(SF_EXIT_USAGE, "benchmark: unexpected argument '%s' (--help lists the options)", argv[next]);
+  sf_perfmodels_set_verbose(b->verbose); /* -v lists the stale codelets of a shipped class */
   if (!c->source_file) {
     usage(stderr);
     sf_die(SF_EXIT_USAGE, "benchmark needs a config file: -c CONFIG");

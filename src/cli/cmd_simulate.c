@@ -11,12 +11,13 @@
 #include "scaffold/common.h"
 #include "scaffold/config.h"
 #include "scaffold/fsutil.h"
+#include "scaffold/perfmodels.h"
 #include "simulate.h"
 #include "scaffold/switches.h"
 
 typedef struct {
   const char *cls, *schedulers, *mixes, *out, *sim_bin;
-  int steps, warmup;
+  int steps, warmup, allow_stale;
 } sim_opts;
 
 static void usage(FILE *f)
@@ -24,7 +25,7 @@ static void usage(FILE *f)
   fprintf(f,
           "usage: scaffold simulate [-c CONFIG] [--set KEY=VALUE ...] --class NAME|DIR [--schedulers all|A,B,...]\n"
           "                         [--mix NCPU:NCUDA:NOPENCL[,...]] [--steps N] [--warmup N] [--out DIR]\n"
-          "                         [--sim-bin PATH]\n\n"
+          "                         [--sim-bin PATH] [--allow-stale]\n\n"
           "Predicts training steps of the config's task graph on a machine class with StarPU's SimGrid mode: the\n"
           "real scheduler and task graph run, codelets sleep for their calibrated perfmodel times, transfers\n"
           "cross the class's simulated buses. No value, loss or Dice is computed.\n"
@@ -36,6 +37,8 @@ static void usage(FILE *f)
           "  --steps N     timed steps per run (default 5), after --warmup N (default 1)\n"
           "  --out DIR     run logs and, for several runs, study.md/.csv/.png (default sim-<class>)\n"
           "  --sim-bin     scaffold-sim to run (default $SCAFFOLD_SIM, else %s/build-sim/scaffold-sim)\n"
+          "  --allow-stale simulate a class whose models were calibrated for other kernels (refused otherwise;\n"
+          "                every predicted figure is then marked stale; -v lists the stale codelets)\n"
           "One run prints the predicted step time, samples/s, busy share per worker and bytes per bus; with\n"
           "trace: 1 its trace.json / worker_stats.* are in DIR/<scheduler>_<mix>/.\n\n",
           SF_SOURCE_DIR);
@@ -57,6 +60,10 @@ static int extra_opt(void *ctx, int argc, char **argv, int i)
   if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
     usage(stdout);
     exit(0);
+  }
+  if (!strcmp(a, "--allow-stale")) {
+    o->allow_stale = 1;
+    return 1;
   }
   static const char *const opts[] = {"--class", "--schedulers", "--mix", "--out", "--sim-bin", "--steps", "--warmup"};
   int k = -1;
@@ -82,6 +89,41 @@ static const char *find_sim_bin(const char *given)
            "Debian's source package, then this project against it)", bin,
            given ? " (--sim-bin)" : env && *env ? " (SCAFFOLD_SIM)" : "");
   return bin;
+}
+
+/* The class's models against this build's perfmodel symbols (scaffold/perfmodels.h): a class calibrated for
+ * other kernels is refused (exit 2) unless --allow-stale, before anything runs. Returns NULL (current), or
+ * the malloc'ed report of a stale class simulated anyway; writes it to OUT/STALE (removed otherwise). */
+static char *check_stale(const sim_class *cls, int allow, int verbose)
+{
+  char *dir = sf_path_join(cls->dir, "sampling/codelets/45");
+  sf_perfmodels_staleness s;
+  int rc = sf_perfmodels_check(dir, cls->name, &s);
+  free(dir);
+  if (rc != 0 || s.nstale == 0) {
+    sf_perfmodels_staleness_free(&s);
+    return NULL;
+  }
+  char sum[1024], fix[512];
+  sf_perfmodels_stale_summary(&s, cls->name, sum, sizeof sum);
+  if (cls->derived)
+    snprintf(fix, sizeof fix, "recalibrating its source class (scripts/calibrate on a machine of it) and deriving "
+             "it again (scripts/derive-class) fixes this for good");
+  else
+    snprintf(fix, sizeof fix, "`scripts/calibrate %s` on a machine of the class fixes this for good", cls->name);
+  if (!allow) {
+    if (verbose && s.detail) fputs(s.detail, stderr);
+    sf_die(SF_EXIT_USAGE, "simulate: %s; a simulation would sleep for the times of kernels this build no longer "
+           "runs; %s; --allow-stale simulates anyway and marks every predicted figure stale (docs/perfmodels.md)",
+           sum, fix);
+  }
+  sf_warn("simulate: %s; --allow-stale: every predicted figure is marked stale; %s", sum, fix);
+  if (verbose && s.detail) fputs(s.detail, stderr);
+  size_t n = strlen(sum) + (s.detail ? strlen(s.detail) : 0) + 2;
+  char *report = sf_malloc(n, "stale report");
+  snprintf(report, n, "%s\n%s", sum, s.detail ? s.detail : "");
+  sf_perfmodels_staleness_free(&s);
+  return report;
 }
 
 /* The mixes and schedulers of the run(s), checked against the class. */
@@ -119,6 +161,7 @@ int sf_cmd_simulate(int argc, char **argv)
   sim_mix mixes[SIM_MAX_MIXES];
   int ns = 0, nm = 0;
   plan_grid(&o, &c, &cls, scheds, &ns, mixes, &nm);
+  char *stale = check_stale(&cls, o.allow_stale, verbose);
   const char *bin = find_sim_bin(o.sim_bin);
   char out_def[512];
   snprintf(out_def, sizeof out_def, "sim-%s", cls.name);
@@ -126,9 +169,19 @@ int sf_cmd_simulate(int argc, char **argv)
   if (sf_mkdir_p(out) != 0) sf_die(SF_EXIT_USAGE, "simulate: cannot create the output directory '%s'", out);
   char *yaml = sf_path_join(out, "config.yaml");
   if (sf_config_write_yaml(&c, yaml) != 0) sf_die(SF_EXIT_FAILURE, "simulate: cannot write %s", yaml);
+  char *stale_file = sf_path_join(out, "STALE"); /* the marker of a stale class's predictions */
+  if (stale) {
+    char *body = sf_malloc(strlen(stale) + 128, "stale report");
+    snprintf(body, strlen(stale) + 128, "Every prediction in this folder is STALE (--allow-stale): %s", stale);
+    if (sf_write_file_atomic(stale_file, body, strlen(body)) != 0) sf_warn("simulate: cannot write %s", stale_file);
+    free(body);
+  } else {
+    unlink(stale_file);
+  }
+  free(stale_file);
 
   sim_plan p = {.sim_bin = bin, .config_yaml = yaml, .out_dir = out, .steps = o.steps, .warmup = o.warmup,
-                .trace = (int)c.trace, .cls = &cls};
+                .trace = (int)c.trace, .cls = &cls, .stale = stale};
   sim_outcome *cells = sf_calloc((size_t)(ns * nm), sizeof *cells, "simulation cells");
   int single = ns * nm == 1, failed = 0;
   for (int i = 0; i < ns; i++)
@@ -146,6 +199,7 @@ int sf_cmd_simulate(int argc, char **argv)
     failed = sim_write_study(&p, scheds, ns, mixes, nm, cells);
   }
   for (int i = 0; i < ns; i++) free(scheds[i]);
+  free(stale);
   free(cells);
   free(yaml);
   sim_class_free(&cls);

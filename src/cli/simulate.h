@@ -52,7 +52,10 @@ typedef struct {
   const char *sim_bin, *config_yaml, *out_dir;
   int steps, warmup, trace;
   const sim_class *cls;
+  const char *stale; /* NULL, or the class's stale report (--allow-stale): every predicted figure says so */
 } sim_plan;
+
+#define SIM_STALE_MARK " [STALE perfmodels: calibrated for other kernels]"
 
 /* Runs scaffold-sim once (its own copy of the class, environment set before it starts), output and log
  * in out_dir/<sched>_<ncpu>-<ncuda>-<nopencl>/. echo != 0 copies its report to stdout. */

@@ -107,8 +107,9 @@ static void parse_result(const char *json, sim_outcome *o)
   cJSON_Delete(j);
 }
 
-/* Reads the log: the SFSTEPS line into o, the reason of a failure into o->why, the report to stdout. */
-static void read_log(const char *log, int status, int echo, sim_outcome *o)
+/* Reads the log: the SFSTEPS line into o, the reason of a failure into o->why, the report to stdout (each
+ * "predicted ..." line marked when the class is stale). */
+static void read_log(const char *log, int status, int echo, const char *stale, sim_outcome *o)
 {
   FILE *f = fopen(log, "r");
   char line[8192], why[256] = "";
@@ -119,7 +120,10 @@ static void read_log(const char *log, int status, int echo, sim_outcome *o)
     }
     if (strstr(line, "[assert failure]") || strstr(line, "error:") || strstr(line, "cannot run"))
       snprintf(why, sizeof why, "%.*s", (int)strcspn(line, "\n"), line);
-    if (echo && line[0] != '[' && line[0] != '\n' && !strstr(line, "simgrid_update_xml")) fputs(line, stdout);
+    if (echo && line[0] != '[' && line[0] != '\n' && !strstr(line, "simgrid_update_xml")) {
+      if (stale && !strncmp(line, "predicted ", 10)) printf("%.*s%s\n", (int)strcspn(line, "\n"), line, SIM_STALE_MARK);
+      else fputs(line, stdout);
+    }
   }
   if (f) fclose(f);
   if (o->ok && status == 0) return;
@@ -144,7 +148,7 @@ void sim_run_one(const sim_plan *p, const char *sched, const sim_mix *m, int ech
     if (pid == 0) exec_sim(p, sched, m, run_dir, models, log);
     int st = 0;
     if (pid < 0 || waitpid(pid, &st, 0) < 0) snprintf(o->why, sizeof o->why, "cannot start %s", p->sim_bin);
-    else read_log(log, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), echo, o);
+    else read_log(log, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), echo, p->stale, o);
     sf_remove_tree(models); /* the shipped class is the record */
   }
   free(run_dir);

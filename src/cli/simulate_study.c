@@ -1,7 +1,8 @@
 /* The scheduler study of `scaffold simulate` (simulate.h): predicted samples/s per scheduler x worker mix,
  * printed and written as markdown (study.md), CSV (study.csv, one row per run with the busy shares and
  * the bytes moved) and a gnuplot clustered bar chart (study.dat, study.gp, study.png). Every file names
- * the class (and says "derived" for a derived one) and that the figures are predictions. */
+ * the class (and says "derived" for a derived one) and that the figures are predictions, and, for a class
+ * simulated with --allow-stale, that every figure is stale. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,9 @@ static void write_markdown(FILE *f, const sim_plan *p, char **scheds, int ns, co
                            const sim_outcome *cells)
 {
   char *label = sim_class_label(p->cls);
+  if (p->stale)
+    fprintf(f, "**STALE perfmodels** (--allow-stale): %.*s; every figure below was predicted from models of "
+               "other kernels (`%s` in the study folder lists them).\n\n", (int)strcspn(p->stale, "\n"), p->stale, "STALE");
   fprintf(f, "Predicted samples/s (StarPU SimGrid simulation, not measured) on class %s; %d timed steps after %d "
              "warm-up; columns are worker mixes ncpu:ncuda:nopencl.\n\n| scheduler |", label, p->steps, p->warmup);
   free(label);
@@ -36,7 +40,7 @@ static void write_markdown(FILE *f, const sim_plan *p, char **scheds, int ns, co
     fprintf(f, "| %s |", scheds[i]);
     for (int j = 0; j < nm; j++) {
       const sim_outcome *o = &cells[i * nm + j];
-      if (o->ok) fprintf(f, " %.4g |", o->samples_per_s);
+      if (o->ok) fprintf(f, " %.4g%s |", o->samples_per_s, p->stale ? " (stale)" : "");
       else fputs(" failed |", f);
     }
     fputc('\n', f);
@@ -59,7 +63,7 @@ static int write_csv(const char *path, const sim_plan *p, char **scheds, int ns,
   FILE *f = fopen(path, "w");
   if (!f) return -1;
   fputs("class,derived,predicted,scheduler,ncpu,ncuda,nopencl,ok,step_s,samples_per_s,tasks_per_step,transfer_mib,"
-        "busy_cpu,busy_cuda,busy_opencl,why\n", f);
+        "busy_cpu,busy_cuda,busy_opencl,why,stale\n", f);
   for (int i = 0; i < ns; i++)
     for (int j = 0; j < nm; j++) {
       const sim_outcome *o = &cells[i * nm + j];
@@ -70,7 +74,7 @@ static int write_csv(const char *path, const sim_plan *p, char **scheds, int ns,
       csv_busy(f, o->ok ? o->busy_cpu : -1);
       csv_busy(f, o->ok ? o->busy_cuda : -1);
       csv_busy(f, o->ok ? o->busy_opencl : -1);
-      fprintf(f, ",\"%s\"\n", o->ok ? "" : o->why);
+      fprintf(f, ",\"%s\",%d\n", o->ok ? "" : o->why, p->stale != NULL);
     }
   return fclose(f);
 }
@@ -90,18 +94,19 @@ static void write_figure(const sim_plan *p, char **scheds, int ns, const sim_mix
     }
     fputc('\n', d);
     for (int i = 0; i < ns; i++) {
-      fprintf(d, "%s", scheds[i]);
+      fprintf(d, "%s%s", scheds[i], p->stale ? "(stale)" : "");
       for (int j = 0; j < nm; j++)
         if (cells[i * nm + j].ok) fprintf(d, " %.6g", cells[i * nm + j].samples_per_s);
         else fputs(" -", d);
       fputc('\n', d);
     }
     fprintf(g, "set terminal pngcairo size 1100,500\nset output '%s'\nset datafile missing '-'\n"
-               "set title \"Predicted samples/s (SimGrid simulation, not measured), class %s%s\" noenhanced\n"
+               "set title \"%sPredicted samples/s (SimGrid simulation, not measured), class %s%s\" noenhanced\n"
                "set ylabel 'predicted samples/s'\nset style data histogram\nset style histogram cluster gap 1\n"
                "set style fill solid 0.8 border -1\nset xtics rotate by -30 noenhanced\n"
                "set key outside right title 'ncpu:ncuda:nopencl'\nplot",
-            png, p->cls->name, p->cls->derived ? " (derived: see study.md)" : "");
+            png, p->stale ? "STALE perfmodels (calibrated for other kernels): " : "", p->cls->name,
+            p->cls->derived ? " (derived: see study.md)" : "");
     for (int j = 0; j < nm; j++) fprintf(g, "%s '%s' using %d:xtic(1) title columnheader(%d)", j ? "," : "", dat, j + 2, j + 2);
     fputc('\n', g);
   }

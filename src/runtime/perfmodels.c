@@ -571,7 +571,13 @@ void sf_perfmodels_setup(const char *sched)
     g_state = PM_SHIPPED;
     snprintf(g_note, sizeof g_note, "perfmodels: %s (shipped, cache %s%s)", cls, g_cache,
              copied ? ", copied now" : "");
-    if (loud) sf_info("runtime: %s", g_note);
+    if (loud) {
+      sf_info("runtime: %s", g_note);
+      char shipped[PATH_MAX + 32], cached[PATH_MAX + 32];
+      snprintf(shipped, sizeof shipped, "%s/codelets/45", src);
+      snprintf(cached, sizeof cached, "%s/codelets/45", g_cache);
+      sf_perfmodels_stale_notice(sched, cls, shipped, cached);
+    }
     return;
   }
   g_cache[0] = '\0';

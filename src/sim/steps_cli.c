@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "scaffold/common.h"
+#include "scaffold/perfmodels.h"
 #include "scaffold/runtime.h"
 #include "scaffold/steps.h"
 
@@ -82,6 +83,7 @@ int sf_steps_main(int argc, char **argv, int simulated)
   int verbose = 0;
   int next = sf_config_from_cli(&c, argc, argv, 1, &verbose, extra_opt, &s);
   if (next < argc) sf_die(SF_EXIT_USAGE, "%s: unexpected argument '%s' (see --help)", s.prog, argv[next]);
+  sf_perfmodels_set_verbose(verbose); /* -v lists the stale codelets of a shipped class */
   sf_config_refuse_unread(&c, s.prog, steps_reads,
                           "it times training steps of the network on synthetic samples; the dataset, training-run, "
                           "bound and output keys take effect in `scaffold benchmark`", verbose);

@@ -9,6 +9,10 @@ void probe_cpu(void *buffers[], void *cl_arg);
 void probe_gpu(void *buffers[], void *cl_arg);
 void probe_ocl(void *buffers[], void *cl_arg);
 
+/* The probe's perfmodel identity and family, as cmake/PerfmodelIds.cmake defines them for a real codelet. */
+#define SF_PMID_probe "00000000"
+#define SF_PMFAM_probe "probe"
+
 /* The macro-expanded text of the arguments, as a string literal. */
 #define SLOTS_STR_(...) #__VA_ARGS__
 #define SLOTS_XSTR(...) SLOTS_STR_(__VA_ARGS__)
