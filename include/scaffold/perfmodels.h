@@ -54,6 +54,10 @@ typedef struct {
  * this build's symbols. Returns 0, or -1 (errno set) when the directory cannot be read. */
 int sf_perfmodels_check(const char *codelets_dir, const char *cls, sf_perfmodels_staleness *s);
 void sf_perfmodels_staleness_free(sf_perfmodels_staleness *s);
+/* For `scaffold simulate --allow-stale`, on a private copy of a class only: renames each stale codelet's
+ * model <old symbol>.<cls> in `codelets_dir` (the first in name order when there are several) to this
+ * build's symbol, so StarPU reads the old times for today's kernels. Returns the number renamed, or -1. */
+int sf_perfmodels_alias_stale(const char *codelets_dir, const char *cls);
 /* "perfmodels CLS: N of M codelets were calibrated for other kernels (list with -v; families: ...)", into
  * buf. Returns buf. */
 char *sf_perfmodels_stale_summary(const sf_perfmodels_staleness *s, const char *cls, char *buf, size_t len);

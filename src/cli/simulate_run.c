@@ -1,5 +1,6 @@
 /* One run of scaffold-sim for `scaffold simulate` (simulate.h): a private copy of the class's models (StarPU
- * may write to them), the environment StarPU's SimGrid mode reads before the program's own main runs
+ * may write to them; with --allow-stale its stale models renamed to this build's symbols, so StarPU reads
+ * them: every figure of such a run is marked stale), the environment StarPU's SimGrid mode reads before the program's own main runs
  * (STARPU_HOSTNAME, STARPU_PERF_MODEL_DIR: the platform is loaded first), the run's log, and its
  * "SFSTEPS {json}" line read back into the study's cell. */
 #include <cjson/cJSON.h>
@@ -15,6 +16,7 @@
 
 #include "scaffold/common.h"
 #include "scaffold/fsutil.h"
+#include "scaffold/perfmodels.h"
 #include "simulate.h"
 
 static int copy_tree(const char *src, const char *dst)
@@ -140,8 +142,12 @@ void sim_run_one(const sim_plan *p, const char *sched, const sim_mix *m, int ech
   char *run_dir = sf_path_join(p->out_dir, name), *models = sf_path_join(run_dir, "perfmodels");
   char *log = sf_path_join(run_dir, "scaffold-sim.log"), *src = sf_path_join(p->cls->dir, "sampling");
   sf_remove_tree(models);
+  char *codelets = sf_path_join(models, "codelets/45");
   if (copy_tree(src, models) != 0) {
     snprintf(o->why, sizeof o->why, "cannot copy the class models %s to %s", src, models);
+  } else if (p->stale && sf_perfmodels_alias_stale(codelets, p->cls->name) < 0) {
+    /* --allow-stale: the old models under this build's symbols, in this run's copy only */
+    snprintf(o->why, sizeof o->why, "cannot rename the stale models in %s", codelets);
   } else {
     fflush(stdout);
     pid_t pid = fork();
@@ -151,6 +157,7 @@ void sim_run_one(const sim_plan *p, const char *sched, const sim_mix *m, int ech
     else read_log(log, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), echo, p->stale, o);
     sf_remove_tree(models); /* the shipped class is the record */
   }
+  free(codelets);
   free(run_dir);
   free(models);
   free(log);

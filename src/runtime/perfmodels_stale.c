@@ -78,24 +78,24 @@ __attribute__((format(printf, 2, 3))) static void appendf(text *t, const char *f
   t->len += (size_t)n;
 }
 
-int sf_perfmodels_check(const char *codelets_dir, const char *cls, sf_perfmodels_staleness *s)
+/* Reads the history files <symbol>.<cls> of dir: current[i] when codelet i has one under this build's
+ * symbol, seen[i] (malloc'ed) = the first other symbol of it in name order. Returns the number of files of
+ * registered codelets, or -1 when dir cannot be read. */
+static int scan(const char *dir, const char *cls, int *current, char **seen)
 {
-  memset(s, 0, sizeof *s);
-  s->ncodelets = g_nreg;
-  DIR *d = opendir(codelets_dir);
+  DIR *d = opendir(dir);
   if (!d) return -1;
   char suffix[256];
   snprintf(suffix, sizeof suffix, ".%s", cls);
   size_t sl = strlen(suffix);
-  int current[MAX_CODELETS] = {0};
-  char *seen[MAX_CODELETS] = {0}; /* the class's first other model of each codelet, in name order */
+  int nfiles = 0;
   for (struct dirent *e; (e = readdir(d)) != NULL;) {
     size_t n = strlen(e->d_name);
     if (n <= sl || strcmp(e->d_name + n - sl, suffix) != 0) continue;
     size_t symlen = n - sl;
     int i = owner(e->d_name, symlen);
     if (i < 0) continue;
-    s->nfiles++;
+    nfiles++;
     if (strlen(g_reg[i].symbol) == symlen && !strncmp(g_reg[i].symbol, e->d_name, symlen)) {
       current[i] = 1;
     } else if (!seen[i] || strncmp(seen[i], e->d_name, symlen) > 0) {
@@ -106,6 +106,19 @@ int sf_perfmodels_check(const char *codelets_dir, const char *cls, sf_perfmodels
     }
   }
   closedir(d);
+  return nfiles;
+}
+
+int sf_perfmodels_check(const char *codelets_dir, const char *cls, sf_perfmodels_staleness *s)
+{
+  memset(s, 0, sizeof *s);
+  s->ncodelets = g_nreg;
+  int current[MAX_CODELETS] = {0};
+  char *seen[MAX_CODELETS] = {0};
+  if ((s->nfiles = scan(codelets_dir, cls, current, seen)) < 0) {
+    s->nfiles = 0;
+    return -1;
+  }
   text stale = {0}, absent = {0};
   size_t flen = 0;
   for (int i = 0; i < g_nreg; i++) {
@@ -134,6 +147,25 @@ int sf_perfmodels_check(const char *codelets_dir, const char *cls, sf_perfmodels
   free(absent.buf);
   s->detail = stale.buf;
   return 0;
+}
+
+int sf_perfmodels_alias_stale(const char *codelets_dir, const char *cls)
+{
+  int current[MAX_CODELETS] = {0};
+  char *seen[MAX_CODELETS] = {0};
+  if (scan(codelets_dir, cls, current, seen) < 0) return -1;
+  int n = 0, rc = 0;
+  for (int i = 0; i < g_nreg; i++) {
+    if (!current[i] && seen[i] && rc == 0) {
+      char from[4096], to[4096];
+      snprintf(from, sizeof from, "%s/%s.%s", codelets_dir, seen[i], cls);
+      snprintf(to, sizeof to, "%s/%s.%s", codelets_dir, g_reg[i].symbol, cls);
+      if (rename(from, to) != 0) rc = -1;
+      else n++;
+    }
+    free(seen[i]);
+  }
+  return rc ? -1 : n;
 }
 
 void sf_perfmodels_staleness_free(sf_perfmodels_staleness *s)

@@ -136,8 +136,9 @@ sim)
   got=$(sed -n 's/^  stale: \([a-z0-9_]*\) .*/\1/p' "$T/changed.err" | sort | tr '\n' ' ')
   [ "$got" = "$(echo $want | tr ' ' '\n' | sort | tr '\n' ' ')" ] || err "stale codelets '$got', want '$want'"
   # 4. --allow-stale: simulated anyway (a stand-in scaffold-sim), every figure marked
-  cat >"$T/fake-sim" <<'EOF'
+  cat >"$T/fake-sim" <<EOF
 #!/bin/sh
+ls "\$STARPU_PERF_MODEL_DIR/codelets/45" >"$T/fake-ls"
 echo "predicted step time: median 0.100000 s (min 0.1, max 0.1 over 2 timed steps after 1 warm-up)"
 echo "predicted throughput: 80.00 samples/s"
 echo 'SFSTEPS {"simulated": true, "median_step_s": 0.1, "samples_per_s": 80, "tasks_per_step": 100, "transfer_bytes": 0, "workers": [{"kind": "CPU", "busy_share": 0.5, "tasks": 200}]}'
@@ -151,6 +152,12 @@ EOF
     err "--allow-stale: no warning: $(cat "$T/one.err")"
   [ "$(grep -c '^predicted .*\[STALE perfmodels' "$T/one.out")" = 2 ] || err "predicted lines not marked: $(cat "$T/one.out")"
   grep -q "STALE (--allow-stale): perfmodels $CLS: $nwant of" "$T/one.dir/STALE" 2>/dev/null || err "no STALE file in the output"
+  # the run's private copy read the old models under this build's symbols; the class itself is untouched
+  for op in $want; do
+    sym=$(awk -v o="$op" '$1 == o {print $3}' "$T/table")
+    grep -qx "$sym.$CLS" "$T/fake-ls" || err "--allow-stale: the run's models lack $sym.$CLS"
+    [ -f "$D/$sym.$CLS" ] && err "--allow-stale renamed a model of the class itself ($sym.$CLS)"
+  done
   FAKE_SIM=$T/fake-sim run_sim study --schedulers lws,dmda --allow-stale
   [ "$(cat "$T/study.rc")" = 0 ] || err "--allow-stale study: exit $(cat "$T/study.rc"): $(cat "$T/study.err")"
   grep -q '^\*\*STALE perfmodels\*\*' "$T/study.dir/study.md" || err "study.md does not say stale: $(cat "$T/study.dir/study.md")"
