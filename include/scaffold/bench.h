@@ -1,7 +1,7 @@
 /* The milabench-style measurement and scoring model (spec milabench.md, docs/architecture.md §8).
  *
  * Part 1 is what `scaffold benchmark` calls while it trains:
- *   sf_bench_opts  the harness options of `scaffold benchmark` (--max-count, --out, --job-id, ...);
+ *   sf_bench_opts  the harness options of `scaffold benchmark` (--max-count, --max-time, --out, ...);
  *   sf_ratelog     throughput in 0.5 s slices (samples/s and GFLOP/s), milarun's RateLogger
  *                  (scaffold/ratelog.h, src/util: training feeds it too);
  *   sf_result      the result JSON of one run, written atomically as
@@ -26,12 +26,16 @@
  *   sf_bench_opts bo; sf_bench_opts_init(&bo);
  *   int first = sf_config_from_cli(&cfg, argc, argv, 1, &verbose, sf_bench_opts_parse, &bo);
  *   sf_result *res = sf_result_begin(&bo, argc, argv);
+ *   sf_ratelog_set_max_time(&log, bo.max_time);
  *   ... train; stop when sf_ratelog_done(&log) ...
  *   sf_result_set_rates(res, "train", &log); sf_result_write(res, NULL); sf_result_free(res);
  * A benchmark with its own extra options chains: its sf_cli_extra_fn first tries
  * sf_bench_opts_parse and falls back to its own options when that returns 0. */
 typedef struct sf_bench_opts {
   long long max_count;     /* --max-count N: stop after N samples (checked after each step); -1 = none */
+  double max_time;         /* --max-time S: stop once the timed steps reach S seconds (checked after each
+                            * step, like max_count; whichever comes first); 0 = none. A run stopped by it
+                            * holds >= floor(S / sample_duration) rate slices on any machine. */
   double sample_duration;  /* --sample-duration S: slice length in seconds, default 0.5 */
   int datagen_only;        /* --datagen-only: measure dataset generation (volumes/s) as "train", then stop */
   char *out;               /* --out DIR (result directory) or FILE.json (exact path); NULL = no result file */
@@ -142,14 +146,33 @@ typedef struct {
   sf_stats *per_device;
   double peak_memory;                  /* max peak_rss_mib over good runs (MiB) */
   sf_stats bound_rate;                 /* samples/s the lower bound allows (runs with `bound: 1`) */
+  long short_runs;                     /* good runs' train timings with < SF_STEADY_MIN_SLICES rate slices:
+                                        * no steady rate, left out of train/gflops/per_device, not failures */
+  long short_slices;                   /* the most slices any of those had */
 } sf_group;
+
+/* "too few samples (N < 3)" for a group with short runs (N = g->short_slices); "" when it has none. */
+const char *sf_group_too_few(const sf_group *g, char *buf, size_t n);
+/* What to do about it, for the notes under the report and in the summary JSON's perf_note. */
+#define SF_TOO_FEW_FIX "a longer run: raise --max-time (or --max-count), or lower --sample-duration"
+/* 1 when the group has good runs but none with a steady rate: its perf is "too few samples", not a
+ * number and not a failure. */
+int sf_group_unmeasured(const sf_group *g);
 
 typedef struct {
   sf_group *g;
   size_t n;
   cJSON *machine;                      /* the first good result's machine record (+ hostname,
                                         * blas_core), or NULL; "_machine" in a summary JSON */
+  cJSON *commits;                      /* the sorted distinct "commit" of every result (an array of
+                                        * strings), or NULL when none records one; "_commits" */
 } sf_summary;
+
+/* The one warning line (no newline) when BASE was measured on another commit or another machine
+ * (CPU model or core count) than S, naming both; NULL when they match or neither records it.
+ * base_label/label name the two sets. malloc'ed. */
+char *sf_summary_identity_warning(const sf_summary *s, const char *label, const sf_summary *base,
+                                  const char *base_label);
 
 /* Step A+B on a results directory (walked recursively, every *.json). Files that do not parse, or
  * are not result objects, are reported on `diag` (file name and reason) and skipped. Results with
@@ -171,6 +194,11 @@ typedef struct {
   char *name;
   double weight, n, fail, perf, perf_base, perf_ratio, std_pct, perf_adj, perf_base_adj,
       perf_ratio_adj;
+  /* Successful runs with too few rate slices for a steady rate (sf_group short_runs/short_slices), of
+   * the results and of the baseline; *_unmeasured: none of the group's good runs has one, so perf
+   * (perf_base) is shown as "too few samples (N < 3)" and the figures derived from it as "-". */
+  long short_runs, short_slices, base_short_runs, base_short_slices;
+  int unmeasured, base_unmeasured;
 } sf_report_row;
 
 typedef struct {
@@ -204,12 +232,14 @@ void sf_report_free(sf_report *r);
  * (n, mean, population std), the ratio B/A and a verdict: within spread when
  * |mean_B - mean_A| <= std_A + std_B, else faster/slower; a side with a single run has no spread. */
 typedef enum {
-  SF_CMP_WITHIN = 0, SF_CMP_FASTER, SF_CMP_SLOWER, SF_CMP_SINGLE, SF_CMP_ONLY_A, SF_CMP_ONLY_B, SF_CMP_NO_DATA
+  SF_CMP_WITHIN = 0, SF_CMP_FASTER, SF_CMP_SLOWER, SF_CMP_SINGLE, SF_CMP_ONLY_A, SF_CMP_ONLY_B, SF_CMP_NO_DATA,
+  SF_CMP_TOO_FEW /* a side whose runs succeeded but were too short for a steady rate (not a failure) */
 } sf_compare_verdict;
 typedef struct {
   const char *name; /* owned by the summaries */
   double na, perf_a, std_a, nb, perf_b, std_b, ratio;
   sf_compare_verdict verdict;
+  long slices_a, slices_b; /* SF_CMP_TOO_FEW: the slices of that side's short runs, -1 when it has a perf */
 } sf_compare_row;
 sf_compare_verdict sf_compare_judge(double na, double ma, double sa, double nb, double mb, double sb);
 const char *sf_compare_verdict_name(sf_compare_verdict v);
@@ -261,6 +291,13 @@ size_t sf_report_columns(const sf_report *r, sf_report_col *cols);
 const char *sf_report_col_name(sf_report_col c);
 double sf_report_cell(const sf_report_row *row, sf_report_col c);
 void sf_report_fmt(sf_report_col c, double v, char *buf, size_t n);
+/* A cell as the text and HTML tables show it: sf_report_fmt of the value, except "too few samples
+ * (N < 3)" for the perf (perf_base) of an unmeasured group and "-" for the figures derived from it. */
+void sf_report_cell_text(const sf_report_row *row, sf_report_col c, char *buf, size_t n);
+/* The notes under the table (rows with too-few-samples runs, and the fix). Returns the count; *lines
+ * gets malloc'ed strings, freed with sf_report_notes_free. */
+size_t sf_report_notes(const sf_report *r, char ***lines);
+void sf_report_notes_free(char **lines, size_t n);
 void sf_report_fmt_pct0(double v, char *buf, size_t n);
 /* Up to 8 "key: value" lines; klass[i] is the HTML class (PASS, FAIL, score, rpp) or NULL. */
 void sf_report_score_lines(const sf_report *r, char keys[][32], char vals[][64], const char **klass, size_t *n);

@@ -13,7 +13,8 @@
  * C <- C - floor(k)*C/k, F likewise (k = T/s). sf_ratelog_finish adds one last partial slice. */
 typedef struct sf_ratelog {
   double sample_duration;
-  long long max_count;               /* <= 0: sf_ratelog_done never fires */
+  long long max_count;               /* <= 0: no sample limit */
+  double max_time;                   /* seconds of timed steps (total_time); <= 0: no time limit */
   double t, c, f;                    /* pending slice: seconds, samples, flops */
   double total_time, total_count, total_flops;
   double *rates, *gflops;            /* per slice: samples/s and GFLOP/s */
@@ -41,13 +42,26 @@ void sf_ratelog_iter_end(sf_ratelog *r, double count, double flops);
 void sf_ratelog_elapse(sf_ratelog *r, double seconds, double count, double flops);
 /* Records the last value of a metric (loss, dice, ...). A NaN makes the run count as failed. */
 void sf_ratelog_log(sf_ratelog *r, const char *key, double value);
-/* 1 once total_count >= max_count (max_count > 0). */
+/* A time limit besides (or instead of) max_count: sf_ratelog_done fires once total_time, the timed
+ * step seconds the slices are cut from, reaches seconds (> 0; <= 0 removes the limit). A run that
+ * reaches it holds at least floor(seconds / sample_duration) slices. */
+void sf_ratelog_set_max_time(sf_ratelog *r, double seconds);
+/* 1 once total_count >= max_count (max_count > 0) or total_time >= max_time (max_time > 0). */
 int sf_ratelog_done(const sf_ratelog *r);
+/* Which limit sf_ratelog_done reached, for log lines: "--max-count N training samples reached" or
+ * "--max-time S s of training steps reached" (buf; "no limit reached" when none). Returns buf. */
+const char *sf_ratelog_done_why(const sf_ratelog *r, char *buf, size_t n);
 /* One more sync (timed, count 0), then the final partial slice if time is pending. Idempotent. */
 void sf_ratelog_finish(sf_ratelog *r);
 void sf_ratelog_free(sf_ratelog *r);
 /* Steady state of one run: mean(rates[-20:-2]) with Python slice semantics, i.e. the mean of
  * indices max(0, m-20) .. m-3; NaN when m <= 2. */
 double sf_steady(const double *rates, size_t m);
+/* The fewest slices for which sf_steady has a value: rates[-20:-2] is empty below 3 (with 3 it is the
+ * first slice alone; the full 18-slice window needs 20). The harness shows a successful run with
+ * fewer as "too few samples (N < 3)", never as a failure. */
+#define SF_STEADY_MIN_SLICES 3
+/* The full window of sf_steady: from 20 slices on it averages 18 of them. */
+#define SF_STEADY_FULL_SLICES 20
 
 #endif

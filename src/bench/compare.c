@@ -20,6 +20,7 @@ const char *sf_compare_verdict_name(sf_compare_verdict v)
   case SF_CMP_SINGLE: return "1 run: no spread";
   case SF_CMP_ONLY_A: return "only in A";
   case SF_CMP_ONLY_B: return "only in B";
+  case SF_CMP_TOO_FEW: return "too few samples";
   case SF_CMP_NO_DATA: break;
   }
   return "no good run";
@@ -57,6 +58,11 @@ size_t sf_compare_rows(const sf_summary *a, const sf_summary *b, sf_compare_row 
     side(sf_summary_find(b, names[i]), &r[i].nb, &r[i].perf_b, &r[i].std_b);
     r[i].ratio = r[i].perf_b / r[i].perf_a;
     r[i].verdict = sf_compare_judge(r[i].na, r[i].perf_a, r[i].std_a, r[i].nb, r[i].perf_b, r[i].std_b);
+    /* A side whose runs succeeded but were all too short has no perf: say so, never "no good run". */
+    const sf_group *ga = sf_summary_find(a, names[i]), *gb = sf_summary_find(b, names[i]);
+    r[i].slices_a = sf_group_unmeasured(ga) ? ga->short_slices : -1;
+    r[i].slices_b = sf_group_unmeasured(gb) ? gb->short_slices : -1;
+    if (r[i].slices_a >= 0 || r[i].slices_b >= 0) r[i].verdict = SF_CMP_TOO_FEW;
   }
   free(names);
   *out = r;
@@ -72,6 +78,7 @@ static void cell(char *buf, size_t n, double v, const char *fmt)
 void sf_compare_print(const sf_compare_row *r, size_t n, const char *la, const char *lb, FILE *f)
 {
   fprintf(f, "A: %s\nB: %s\nperf: steady training throughput, samples/s (mean over runs, +- population std)\n\n", la, lb);
+  int too_few = 0;
   fprintf(f, "%-36s %4s %12s %9s %4s %12s %9s %8s  %s\n", "test", "n A", "perf A", "std A", "n B", "perf B", "std B",
           "B/A", "difference");
   for (size_t i = 0; i < n; i++) {
@@ -81,7 +88,22 @@ void sf_compare_print(const sf_compare_row *r, size_t n, const char *la, const c
     cell(pb, sizeof pb, r[i].perf_b, "%.3f");
     cell(sb, sizeof sb, r[i].std_b, "%.3f");
     cell(ra, sizeof ra, r[i].ratio, "%.3f");
+    char verdict[96];
+    if (r[i].verdict == SF_CMP_TOO_FEW) {
+      size_t k = 0;
+      if (r[i].slices_a >= 0)
+        k += (size_t)snprintf(verdict, sizeof verdict, "A: too few samples (%ld < %d)", r[i].slices_a, SF_STEADY_MIN_SLICES);
+      if (r[i].slices_b >= 0)
+        snprintf(verdict + k, sizeof verdict - k, "%sB: too few samples (%ld < %d)", k ? "; " : "", r[i].slices_b,
+                 SF_STEADY_MIN_SLICES);
+    } else {
+      snprintf(verdict, sizeof verdict, "%s", sf_compare_verdict_name(r[i].verdict));
+    }
     fprintf(f, "%-36s %4.0f %12s %9s %4.0f %12s %9s %8s  %s\n", r[i].name, r[i].na, pa, sa, r[i].nb, pb, sb, ra,
-            sf_compare_verdict_name(r[i].verdict));
+            verdict);
+    too_few |= r[i].verdict == SF_CMP_TOO_FEW;
   }
+  if (too_few)
+    fprintf(f, "\ntoo few samples (N < %d): the runs succeeded but recorded N rate slices, too few for the steady rate "
+               "mean(rates[-20:-2]); fix: %s\n", SF_STEADY_MIN_SLICES, SF_TOO_FEW_FIX);
 }

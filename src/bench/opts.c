@@ -1,4 +1,4 @@
-/* The harness options of `scaffold benchmark` (--max-count, --sample-duration, --datagen-only,
+/* The harness options of `scaffold benchmark` (--max-count, --max-time, --sample-duration, --datagen-only,
  * --out, --experiment-name, --job-id, --extra), parsed by an sf_cli_extra_fn so the benchmark's
  * config parser can hand them over. */
 #include <errno.h>
@@ -89,6 +89,14 @@ int sf_bench_opts_parse(void *ctx, int argc, char **argv, int i)
     if (errno || end == v || *end || n <= 0)
       sf_die(SF_EXIT_USAGE, "--max-count '%s': expected a positive integer number of samples", v);
     o->max_count = n;
+    return k;
+  }
+  if ((k = match(argc, argv, i, "--max-time", &v))) {
+    char *end;
+    double d = strtod(v, &end);
+    if (end == v || *end || !(d > 0) || !isfinite(d))
+      sf_die(SF_EXIT_USAGE, "--max-time '%s': expected a positive number of seconds of training steps", v);
+    o->max_time = d;
     return k;
   }
   if ((k = match(argc, argv, i, "--sample-duration", &v))) {

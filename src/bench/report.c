@@ -69,8 +69,18 @@ void sf_report_compute(sf_report *r, const sf_summary *s, const sf_summary *base
     row->perf_adj = g ? (1 - row->fail / row->n) * (row->perf - (penalize_variance ? py_min(g->train.std, row->perf) : 0))
                       : NAN;
     row->perf_base = row->perf_ratio = row->perf_base_adj = row->perf_ratio_adj = NAN;
+    if (g) {
+      row->short_runs = g->short_runs;
+      row->short_slices = g->short_slices;
+      row->unmeasured = sf_group_unmeasured(g);
+    }
     if (base) {
       const sf_group *b = sf_summary_find(base, names[i]);
+      if (b) {
+        row->base_short_runs = b->short_runs;
+        row->base_short_slices = b->short_slices;
+        row->base_unmeasured = sf_group_unmeasured(b);
+      }
       row->perf_base = b ? b->train.mean : NAN;
       row->perf_ratio = row->perf / row->perf_base;
       row->perf_base_adj = b ? row->perf_base - (penalize_variance ? py_min(b->train.std, row->perf_base) : 0) : NAN;
@@ -155,6 +165,93 @@ void sf_report_fmt(sf_report_col c, double v, char *buf, size_t n)
   }
 }
 
+void sf_report_cell_text(const sf_report_row *row, sf_report_col c, char *buf, size_t n)
+{
+  int mine = row->unmeasured, theirs = row->base_unmeasured;
+  long slices = -1;
+  switch (c) {
+  case SF_COL_PERF: slices = mine ? row->short_slices : -1; break;
+  case SF_COL_PERF_BASE: slices = theirs ? row->base_short_slices : -1; break;
+  case SF_COL_STD_PCT:
+  case SF_COL_PERF_ADJ:
+    if (mine) {
+      snprintf(buf, n, "-");
+      return;
+    }
+    break;
+  case SF_COL_PERF_BASE_ADJ:
+    if (theirs) {
+      snprintf(buf, n, "-");
+      return;
+    }
+    break;
+  case SF_COL_PERF_RATIO:
+  case SF_COL_PERF_RATIO_ADJ:
+    if (mine || theirs) {
+      snprintf(buf, n, "-");
+      return;
+    }
+    break;
+  default: break;
+  }
+  if (slices >= 0) snprintf(buf, n, "too few samples (%ld < %d)", slices, SF_STEADY_MIN_SLICES);
+  else sf_report_fmt(c, sf_report_cell(row, c), buf, n);
+}
+
+static void push_note(char ***lines, size_t *n, size_t *cap, const char *text)
+{
+  if (*n == *cap) {
+    *cap = *cap ? 2 * *cap : 8;
+    char **nl = sf_malloc(*cap * sizeof *nl, "notes");
+    if (*n) memcpy(nl, *lines, *n * sizeof *nl);
+    free(*lines);
+    *lines = nl;
+  }
+  (*lines)[(*n)++] = sf_strdup(text);
+}
+
+size_t sf_report_notes(const sf_report *r, char ***lines)
+{
+  size_t n = 0, cap = 0;
+  *lines = NULL;
+  char buf[1024];
+  int any = 0;
+  for (size_t i = 0; i < r->nrows; i++) {
+    const sf_report_row *row = &r->rows[i];
+    if (row->short_runs > 0) {
+      any = 1;
+      if (row->unmeasured)
+        snprintf(buf, sizeof buf, "%s: too few samples (%ld < %d) in %ld successful run(s): no steady rate, not a failure",
+                 row->name, row->short_slices, SF_STEADY_MIN_SLICES, row->short_runs);
+      else
+        snprintf(buf, sizeof buf, "%s: %ld successful run(s) with too few samples (%ld < %d) left out of perf",
+                 row->name, row->short_runs, row->short_slices, SF_STEADY_MIN_SLICES);
+      push_note(lines, &n, &cap, buf);
+    }
+    if (row->base_short_runs > 0) {
+      any = 1;
+      snprintf(buf, sizeof buf, "%s: the baseline has %ld run(s) with too few samples (%ld < %d)%s", row->name,
+               row->base_short_runs, row->base_short_slices, SF_STEADY_MIN_SLICES,
+               row->base_unmeasured ? ": no baseline perf" : ", left out of perf_base");
+      push_note(lines, &n, &cap, buf);
+    }
+  }
+  if (any) {
+    snprintf(buf, sizeof buf,
+             "too few samples (N < %d): the run succeeded but recorded N rate slices; the steady rate "
+             "mean(rates[-20:-2]) has a value only from %d slices on (a full window from %d). Fix: %s",
+             SF_STEADY_MIN_SLICES, SF_STEADY_MIN_SLICES, SF_STEADY_FULL_SLICES, SF_TOO_FEW_FIX);
+    push_note(lines, &n, &cap, buf);
+  }
+  return n;
+}
+
+void sf_report_notes_free(char **lines, size_t n)
+{
+  for (size_t i = 0; i < n; i++) free(lines[i]);
+  free(lines);
+}
+
 void sf_report_fmt_pct0(double v, char *buf, size_t n) { snprintf(buf, n, "%.0f%%", v * 100); } /* {:.0%} */
 
 void sf_report_score_lines(const sf_report *r, char keys[][32], char vals[][64], const char **klass, size_t *n)
@@ -234,7 +331,7 @@ void sf_report_print_text(const sf_report *r, const sf_summary *s, const char *t
   for (size_t c = 0; c < nc; c++) {
     width[c] = strlen(sf_report_col_name(cols[c]));
     for (size_t i = 0; i < r->nrows; i++) {
-      sf_report_fmt(cols[c], sf_report_cell(&r->rows[i], cols[c]), buf, sizeof buf);
+      sf_report_cell_text(&r->rows[i], cols[c], buf, sizeof buf);
       if (strlen(buf) > width[c]) width[c] = strlen(buf);
     }
   }
@@ -244,11 +341,16 @@ void sf_report_print_text(const sf_report *r, const sf_summary *s, const char *t
   for (size_t i = 0; i < r->nrows; i++) {
     fprintf(out, "%-*s", (int)namew, r->rows[i].name);
     for (size_t c = 0; c < nc; c++) {
-      sf_report_fmt(cols[c], sf_report_cell(&r->rows[i], cols[c]), buf, sizeof buf);
+      sf_report_cell_text(&r->rows[i], cols[c], buf, sizeof buf);
       fprintf(out, "  %*s", (int)width[c], buf);
     }
     fputc('\n', out);
   }
+  char **notes;
+  size_t nnotes = sf_report_notes(r, &notes);
+  if (nnotes) fputc('\n', out);
+  for (size_t i = 0; i < nnotes; i++) fprintf(out, "note: %s\n", notes[i]);
+  sf_report_notes_free(notes, nnotes);
 
   if (r->has_weights) {
     char keys[8][32], vals[8][64];

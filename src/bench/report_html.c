@@ -51,14 +51,28 @@ static void table(FILE *f, const sf_report *r)
     fputs("</th>", f);
     for (size_t c = 0; c < nc; c++) {
       double v = sf_report_cell(&r->rows[i], cols[c]);
-      sf_report_fmt(cols[c], v, buf, sizeof buf);
+      sf_report_cell_text(&r->rows[i], cols[c], buf, sizeof buf);
       const char *st = cell_style(cols[c], v);
-      if (st) fprintf(f, "<td style=\"%s\">%s</td>", st, buf);
-      else fprintf(f, "<td>%s</td>", buf);
+      if ((cols[c] == SF_COL_PERF && r->rows[i].unmeasured) || (cols[c] == SF_COL_PERF_BASE && r->rows[i].base_unmeasured))
+        st = "color: #888"; /* "too few samples (N < 3)": not a failure, not a number */
+      if (st) fprintf(f, "<td style=\"%s\">", st);
+      else fputs("<td>", f);
+      sf_html_esc(f, buf);
+      fputs("</td>", f);
     }
     fputs("</tr>\n", f);
   }
   fputs("</tbody></table>\n", f);
+  char **notes;
+  size_t nnotes = sf_report_notes(r, &notes);
+  if (nnotes) fputs("<ul class=\"notes\">\n", f);
+  for (size_t i = 0; i < nnotes; i++) {
+    fputs("<li>", f);
+    sf_html_esc(f, notes[i]);
+    fputs("</li>\n", f);
+  }
+  if (nnotes) fputs("</ul>\n", f);
+  sf_report_notes_free(notes, nnotes);
 }
 
 static void scores(FILE *f, const sf_report *r)
@@ -111,8 +125,11 @@ static void chart(FILE *f, const sf_report *r)
               ratio ? ratio_colour(v) : "#4477AA");
       fprintf(f, "<text x=\"%d\" y=\"%d\">%.2f</text>\n", label_w + w + 4, y + 14, v);
     } else {
-      fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#888\">%s</text>\n", label_w + 4, y + 14,
-              isfinite(v) ? "0" : "n/a");
+      const sf_report_row *row = &r->rows[i];
+      char why[64] = "n/a";
+      if (row->unmeasured) snprintf(why, sizeof why, "too few samples (%ld &lt; %d)", row->short_slices, SF_STEADY_MIN_SLICES);
+      else if (ratio && row->base_unmeasured) snprintf(why, sizeof why, "baseline: too few samples");
+      fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#888\">%s</text>\n", label_w + 4, y + 14, isfinite(v) ? "0" : why);
     }
   }
   int base_y = top + (int)r->nrows * row_h;

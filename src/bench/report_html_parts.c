@@ -70,7 +70,8 @@ void sf_html_machine(FILE *f, const sf_summary *s)
 void sf_html_units(FILE *f)
 {
   fputs("<p class=\"units\">Units: perf, perf_base, perf_adj, perf_base_adj in samples/s (steady training "
-        "throughput: mean of the runs' mean(rates[-20:-2]) over 0.5 s slices); perf_ratio and perf_ratio_adj "
+        "throughput: mean of the runs' mean(rates[-20:-2]) over their sample_duration slices, 0.5 s by default; "
+        "\"too few samples (N &lt; 3)\": the runs succeeded with fewer slices than that needs); perf_ratio and perf_ratio_adj "
         "without unit (perf / perf_base); std% in % of perf; n and fail in runs; weight without unit.</p>\n",
         f);
 }
@@ -171,14 +172,22 @@ static void sched_cell(FILE *f, const sf_report *r, const sf_group *g)
     return;
   }
   fputs("<td>", f);
+  char why[64];
   if (g->train.n > 0 && isfinite(g->train.mean)) fprintf(f, "%.3f samples/s", g->train.mean);
-  else fprintf(f, "<span class=\"FAIL\">failed (%ld/%ld)</span>", g->failures, g->n);
+  else if (sf_group_unmeasured(g)) {
+    fprintf(f, "<span class=\"short\" title=\"the runs succeeded but were too short for a steady rate; fix: %s\">",
+            SF_TOO_FEW_FIX);
+    sf_html_esc(f, sf_group_too_few(g, why, sizeof why));
+    fputs("</span>", f);
+    if (g->failures > 0) fprintf(f, "<br><span class=\"FAIL\">failed (%ld/%ld)</span>", g->failures, g->n);
+  } else fprintf(f, "<span class=\"FAIL\">failed (%ld/%ld)</span>", g->failures, g->n);
   double pct = sf_sched_bound_pct(g);
   if (!isfinite(pct)) fputs("<br>bound n/a", f);
   else if (pct > 100) fprintf(f, "<br><span class=\"FAIL\" title=\"%s\">%.0f%% of bound: not a bound here</span>", SF_SCHED_BOUND_NOTE, pct);
   else fprintf(f, "<br>%.0f%% of bound", pct);
   double b = sf_sched_matrix_base(r, g);
   if (isfinite(b)) fprintf(f, "<br>baseline %.3f samples/s", b);
+  else if (sf_sched_matrix_base_unmeasured(r, g)) fputs("<br>baseline: too few samples", f);
   fputs("</td>", f);
 }
 

@@ -94,8 +94,11 @@ double sf_sched_bound_pct(const sf_group *g)
   return 100.0 * g->train.mean / g->bound_rate.mean;
 }
 
-/* One cell: "12.345 (67%)", "12.345 (119%!)" above the bound (SF_SCHED_BOUND_NOTE) or "12.345 (-)" without a bound, "FAIL 1/1", "-" when absent; with a
- * baseline " / 10.000". */
+/* One cell: "12.345 (67%)", "12.345 (119%!)" above the bound (SF_SCHED_BOUND_NOTE) or "12.345 (-)"
+ * without a bound; "too few samples (2 < 3)" when the runs succeeded but none was long enough for a
+ * steady rate (never FAIL: ", FAIL 1/2" follows only when some run did fail); "FAIL 1/1" when every
+ * run failed; "-" when absent; with a baseline " / 10.000" (" / too few samples" for an unmeasured
+ * baseline cell). */
 static void cell_text(char *buf, size_t n, const sf_report *r, const sf_group *g)
 {
   if (!g) {
@@ -108,35 +111,54 @@ static void cell_text(char *buf, size_t n, const sf_report *r, const sf_group *g
     double pct = sf_sched_bound_pct(g);
     if (isfinite(pct)) k += (size_t)snprintf(buf + k, n - k, pct > 100 ? " (%.0f%%!)" : " (%.0f%%)", pct);
     else k += (size_t)snprintf(buf + k, n - k, " (-)");
+  } else if (sf_group_unmeasured(g)) {
+    char why[64];
+    k = (size_t)snprintf(buf, n, "%s", sf_group_too_few(g, why, sizeof why));
+    if (g->failures > 0 && k < n) k += (size_t)snprintf(buf + k, n - k, ", FAIL %ld/%ld", g->failures, g->n);
   } else {
     k = (size_t)snprintf(buf, n, "FAIL %ld/%ld", g->failures, g->n);
   }
   double b = sf_sched_matrix_base(r, g);
-  if (r->has_base && k < n) snprintf(buf + k, n - k, isfinite(b) ? " / %.3f" : " / -", b);
+  if (r->has_base && k < n) {
+    if (isfinite(b)) snprintf(buf + k, n - k, " / %.3f", b);
+    else snprintf(buf + k, n - k, " / %s", sf_sched_matrix_base_unmeasured(r, g) ? "too few samples" : "-");
+  }
+}
+
+int sf_sched_matrix_base_unmeasured(const sf_report *r, const sf_group *g)
+{
+  if (!r->has_base || !g) return 0;
+  for (size_t i = 0; i < r->nrows; i++)
+    if (!strcmp(r->rows[i].name, g->name)) return r->rows[i].base_unmeasured;
+  return 0;
 }
 
 void sf_report_print_schedulers(const sf_report *r, const sf_summary *s, FILE *out)
 {
   sf_sched_matrix m;
   if (!sf_sched_matrix_build(&m, s)) return;
-  char buf[96];
+  char buf[160];
   int w0 = 18, w = 24;
   fprintf(out, "\nSchedulers x worker mixes: steady samples/s (%% of the samples/s the lower bound allows, bound: 1)%s\n",
           r->has_base ? " / baseline samples/s" : "");
   fprintf(out, "%-*s", w0, "scheduler");
   for (int c = 0; c < m.nc; c++) fprintf(out, "  %*s", w, m.cols[c]);
   fputc('\n', out);
-  int above = 0;
+  int above = 0, short_cells = 0;
   for (int i = 0; i < m.nr; i++) {
     fprintf(out, "%-*s", w0, m.rows[i]);
     for (int c = 0; c < m.nc; c++) {
       const sf_group *g = sf_sched_matrix_cell(&m, s, i, c);
       above += sf_sched_bound_pct(g) > 100;
+      short_cells += sf_group_unmeasured(g);
       cell_text(buf, sizeof buf, r, g);
       fprintf(out, "  %*s", w, buf);
     }
     fputc('\n', out);
   }
   if (above) fprintf(out, "!: %d cell%s %s\n", above, above == 1 ? "" : "s", SF_SCHED_BOUND_NOTE);
+  if (short_cells)
+    fprintf(out, "too few samples: %d cell%s whose runs succeeded but were too short for a steady rate (not failures); "
+                 "fix: %s\n", short_cells, short_cells == 1 ? "" : "s", SF_TOO_FEW_FIX);
   sf_sched_matrix_free(&m);
 }

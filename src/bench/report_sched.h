@@ -18,6 +18,8 @@ int sf_sched_matrix_build(sf_sched_matrix *m, const sf_summary *s);
 const sf_group *sf_sched_matrix_cell(const sf_sched_matrix *m, const sf_summary *s, int r, int c);
 /* The baseline's perf of a group (NaN when none): the report row's perf_base. */
 double sf_sched_matrix_base(const sf_report *r, const sf_group *g);
+/* 1 when the baseline's group has successful runs but too few samples for a steady rate. */
+int sf_sched_matrix_base_unmeasured(const sf_report *r, const sf_group *g);
 /* A group's samples/s as a percentage of what its lower bound allows (NaN without a bound). Above
  * 100 the "bound" is not one for that run: the perfmodels it came from describe other conditions
  * (calibrated under another load, or stale); both renderings flag such cells. */

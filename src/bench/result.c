@@ -1,5 +1,5 @@
 /* The result JSON of one benchmark run (spec milabench.md §3): identity (name, job_id, the
- * --extra job definition), call {function, argv}, success/error, machine and StarPU description,
+ * --extra job definition, the commit of the build), call {function, argv}, success/error, machine and StarPU description,
  * environment subset, metrics, timings {program, train, ...}, peak RSS, convergence figures.
  * Written once, atomically, as <name>[.J<job>][.FAIL].<UTC ts>.json; an exit hook writes a FAIL
  * record if the process exits before that. */
@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+
+#include <sf_git_commit.h> /* SF_GIT_COMMIT, generated in <build>/generated (cmake/GitCommit.cmake) */
 
 #include "scaffold/bench.h"
 #include "scaffold/common.h"
@@ -92,6 +94,9 @@ sf_result *sf_result_begin(const sf_bench_opts *o, int argc, char **argv)
   else cJSON_AddNullToObject(r->root, "job_id");
   if (r->out) cJSON_AddStringToObject(r->root, "outdir", r->out);
   else cJSON_AddNullToObject(r->root, "outdir");
+  /* The code it was measured with: the git commit of this build (short hash), so that a baseline
+   * carries its identity and `report --compare` can say when it came from other code. */
+  cJSON_AddStringToObject(r->root, "commit", SF_GIT_COMMIT[0] ? SF_GIT_COMMIT : "no-commit-id");
   if (o->extra)
     for (cJSON *e = o->extra->child; e; e = e->next) {
       if (!e->string || cJSON_HasObjectItem(r->root, e->string)) continue;
@@ -183,6 +188,11 @@ void sf_result_set_rates(sf_result *r, const char *key, sf_ratelog *log)
   cJSON_AddNumberToObject(t, "gflop", log->total_flops * 1e-9);
   cJSON_AddNumberToObject(t, "steady_rate", sf_steady(log->rates, log->n));
   cJSON_AddNumberToObject(t, "steady_gflops", sf_steady(log->gflops, log->n));
+  if (log->n < SF_STEADY_MIN_SLICES) { /* steady_rate is null: say why, and what to do */
+    char note[256];
+    snprintf(note, sizeof note, "too few samples (%zu < %d): %s", log->n, SF_STEADY_MIN_SLICES, SF_TOO_FEW_FIX);
+    cJSON_AddStringToObject(t, "steady_note", note);
+  }
   cJSON *rates = cJSON_AddArrayToObject(t, "rates"), *gf = cJSON_AddArrayToObject(t, "gflops_rates");
   for (size_t i = 0; i < log->n; i++) {
     cJSON_AddItemToArray(rates, cJSON_CreateNumber(log->rates[i]));

@@ -231,6 +231,11 @@ static void summarize_group(sf_group *g, entry *es, size_t n)
     {
       if (!tm->string || strncmp(tm->string, "train", 5) != 0) continue;
       const double *rv = rates_of(tm, "rates", &tmp);
+      if (tmp.n < SF_STEADY_MIN_SLICES) { /* ran, but too short for a steady rate: not a failure */
+        g->short_runs++;
+        if ((long)tmp.n > g->short_slices) g->short_slices = (long)tmp.n;
+        continue;
+      }
       double steady = sf_steady(rv, tmp.n);
       dpush(&rates, steady);
       rv = rates_of(tm, "gflops_rates", &tmp);
@@ -292,6 +297,24 @@ static cJSON *machine_record(const cJSON *r)
   return o;
 }
 
+/* Adds a result's "commit" (a short string) to s->commits, kept sorted and distinct. */
+static void add_commit(sf_summary *s, const cJSON *c)
+{
+  if (!cJSON_IsString(c) || !c->valuestring[0] || strlen(c->valuestring) > 64) return;
+  if (!strcmp(c->valuestring, "no-commit-id")) return; /* built outside a git checkout: not recorded */
+  if (!s->commits) s->commits = cJSON_CreateArray();
+  int at = 0;
+  const cJSON *x;
+  cJSON_ArrayForEach(x, s->commits)
+  {
+    int cmp = strcmp(x->valuestring, c->valuestring);
+    if (cmp == 0) return;
+    if (cmp > 0) break;
+    at++;
+  }
+  cJSON_InsertItemInArray(s->commits, at, cJSON_CreateString(c->valuestring));
+}
+
 long sf_summary_from_dir(sf_summary *s, const char *dir, FILE *diag)
 {
   memset(s, 0, sizeof *s);
@@ -335,6 +358,7 @@ long sf_summary_from_dir(sf_summary *s, const char *dir, FILE *diag)
       continue;
     }
     if (!s->machine && good_result(j)) s->machine = machine_record(j);
+    add_commit(s, cJSON_GetObjectItemCaseSensitive(j, "commit"));
     es[ne].key = sf_result_group_key(j);
     es[ne].res = j;
     es[ne].order = ne;
@@ -394,8 +418,22 @@ cJSON *sf_summary_to_json(const sf_summary *s)
     cJSON_AddNumberToObject(o, "peak_memory", g->peak_memory);
     if (g->tts.n > 0) cJSON_AddItemToObject(o, "time_to_solution", stats_json(&g->tts));
     if (g->bound_rate.n > 0) cJSON_AddItemToObject(o, "bound_rate", stats_json(&g->bound_rate));
+    if (g->short_runs > 0) { /* train.mean is null (or pools only the other runs): say why */
+      cJSON *tf = cJSON_AddObjectToObject(o, "too_few_samples");
+      cJSON_AddNumberToObject(tf, "runs", (double)g->short_runs);
+      cJSON_AddNumberToObject(tf, "slices", (double)g->short_slices);
+      cJSON_AddNumberToObject(tf, "needed", SF_STEADY_MIN_SLICES);
+      char why[64], note[384];
+      sf_group_too_few(g, why, sizeof why);
+      if (sf_group_unmeasured(g))
+        snprintf(note, sizeof note, "%s: %s", why, SF_TOO_FEW_FIX);
+      else
+        snprintf(note, sizeof note, "%ld run(s) with %s left out of perf: %s", g->short_runs, why, SF_TOO_FEW_FIX);
+      cJSON_AddStringToObject(o, "perf_note", note);
+    }
   }
   if (s->machine) cJSON_AddItemToObject(j, "_machine", cJSON_Duplicate(s->machine, 1));
+  if (s->commits) cJSON_AddItemToObject(j, "_commits", cJSON_Duplicate(s->commits, 1));
   return j;
 }
 
@@ -430,6 +468,11 @@ int sf_summary_from_json(sf_summary *s, const cJSON *j, char **err)
       if (cJSON_IsObject(o) && !s->machine) s->machine = cJSON_Duplicate(o, 1);
       continue;
     }
+    if (o->string && !strcmp(o->string, "_commits")) { /* not a group: the commits measured */
+      const cJSON *c;
+      cJSON_ArrayForEach(c, o) add_commit(s, c);
+      continue;
+    }
     if (!cJSON_IsObject(o) || !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(o, "n")) ||
         !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(o, "train"))) {
       char buf[512];
@@ -462,6 +505,13 @@ int sf_summary_from_json(sf_summary *s, const cJSON *j, char **err)
     stats_from(&g->gflops, cJSON_GetObjectItemCaseSensitive(o, "gflops"));
     stats_from(&g->tts, cJSON_GetObjectItemCaseSensitive(o, "time_to_solution"));
     stats_from(&g->bound_rate, cJSON_GetObjectItemCaseSensitive(o, "bound_rate"));
+    const cJSON *tf = cJSON_GetObjectItemCaseSensitive(o, "too_few_samples");
+    long sr = 0, ss = 0;
+    if (json_count(cJSON_GetObjectItemCaseSensitive(tf, "runs"), &sr) &&
+        json_count(cJSON_GetObjectItemCaseSensitive(tf, "slices"), &ss)) {
+      g->short_runs = sr;
+      g->short_slices = ss;
+    }
     double pm = sf_json_num(cJSON_GetObjectItemCaseSensitive(o, "peak_memory"));
     g->peak_memory = isnan(pm) ? 0 : pm;
     const cJSON *pd = cJSON_GetObjectItemCaseSensitive(o, "per_device");
@@ -516,6 +566,18 @@ long sf_summary_load(sf_summary *s, const char *path, FILE *diag)
   return (long)s->n;
 }
 
+const char *sf_group_too_few(const sf_group *g, char *buf, size_t n)
+{
+  if (!g || g->short_runs <= 0) snprintf(buf, n, "%s", "");
+  else snprintf(buf, n, "too few samples (%ld < %d)", g->short_slices, SF_STEADY_MIN_SLICES);
+  return buf;
+}
+
+int sf_group_unmeasured(const sf_group *g)
+{
+  return g && g->short_runs > 0 && !(g->train.n > 0);
+}
+
 const sf_group *sf_summary_find(const sf_summary *s, const char *name)
 {
   if (!s) return NULL;
@@ -533,5 +595,6 @@ void sf_summary_free(sf_summary *s)
   }
   free(s->g);
   cJSON_Delete(s->machine);
+  cJSON_Delete(s->commits);
   memset(s, 0, sizeof *s);
 }

@@ -46,8 +46,8 @@ static void usage(FILE *out)
 {
   fprintf(out,
           "usage: scaffold benchmark -c CONFIG [--set KEY=VALUE ...] [-v] [--restart --run-dir DIR]\n"
-          "                          [--max-count N] [--out DIR|FILE.json] [--experiment-name N] [--job-id J]\n"
-          "                          [--extra JSON] [--sample-duration S] [--datagen-only]\n"
+          "                          [--max-count N] [--max-time S] [--out DIR|FILE.json] [--experiment-name N]\n"
+          "                          [--job-id J] [--extra JSON] [--sample-duration S] [--datagen-only]\n"
           "\n"
           "Builds (or reuses) the dataset - generating the fractal library first when it is missing - then\n"
           "trains the 3D U-Net until validation Dice >= target_dice (or `epochs` epochs). Outputs go to a\n"
@@ -61,6 +61,8 @@ static void usage(FILE *out)
           "  --restart          resume from DIR/checkpoints (needs --run-dir); with no checkpoint yet (stopped in\n"
           "                     its first epoch, or checkpoint_interval -1) the run starts over in DIR\n"
           "  --max-count N      stop after N training samples (at a step boundary)\n"
+          "  --max-time S       stop once the timed training steps reach S seconds (at a step boundary; with\n"
+          "                     --max-count, whichever comes first): >= S / sample-duration rate slices\n"
           "  --out P            write the result JSON into directory P, or to P when it ends in .json\n"
           "  --datagen-only     measure fractal + dataset generation (volumes/s) as the result's rate\n"
           "\n"
@@ -503,6 +505,7 @@ static void train(bench_run *b)
 {
   const sf_config *c = &b->c;
   sf_ratelog_init(&b->log, b->o.bench.sample_duration, b->o.bench.max_count);
+  sf_ratelog_set_max_time(&b->log, b->o.bench.max_time);
   if (c->trace && sf_dist_is_root() && sf_trace_begin(b->run_dir, b->err, sizeof b->err) != 0)
     sf_die(SF_EXIT_FAILURE, "trace: %s", b->err);
   sf_train_install_signals();
@@ -563,7 +566,7 @@ static void print_summary(const bench_run *b, double tts)
          b->status == SF_EXIT_INTERRUPTED ? "interrupted"
          : b->status != 0                 ? "failed"
          : tr->converged                  ? "converged"
-         : tr->stopped_max_count          ? "stopped at --max-count"
+         : tr->stopped_max_count          ? (b->log.max_time > 0 ? "stopped at --max-count/--max-time" : "stopped at --max-count")
                                           : "not converged",
          tts, b->gen_secs, tr->epochs, tr->best_val_dice, tr->final_val_dice, tr->sum_epoch_time,
          tr->sum_epoch_time > 0 ? 1.0 / tr->sum_epoch_time : 0.0,

@@ -40,6 +40,9 @@ int sf_cmd_compare(int argc, char **argv)
     if (n < 0) exit(SF_EXIT_USAGE); /* the message is printed */
     if (n == 0) sf_die(SF_EXIT_USAGE, "compare: no results in %s (expected result files *.json with a job id, or a summary JSON)", p[k]);
   }
+  char *why = sf_summary_identity_warning(&s[1], p[1], &s[0], p[0]); /* A is the baseline of B/A */
+  if (why) fprintf(stderr, "scaffold: %s\n", why);
+  free(why);
   sf_compare_row *rows;
   size_t n = sf_compare_rows(&s[0], &s[1], &rows);
   sf_compare_print(rows, n, p[0], p[1], stdout);

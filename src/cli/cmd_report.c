@@ -69,6 +69,9 @@ int sf_cmd_report(int argc, char **argv)
     long nb = sf_summary_load(&base, compare, stderr);
     if (nb < 0) exit(SF_EXIT_USAGE);
     if (nb == 0) sf_die(SF_EXIT_USAGE, "report: the baseline %s holds no results", compare);
+    char *why = sf_summary_identity_warning(&s, results, &base, compare);
+    if (why) fprintf(stderr, "scaffold: %s\n", why);
+    free(why);
   }
   sf_weights w;
   if (weights) {

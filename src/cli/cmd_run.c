@@ -140,7 +140,8 @@ static int parse_args(sf_bench_opts *bo, run_args *args, int argc, char **argv)
     }
     if (!strncmp(a, "--extra", 7) && (a[7] == '\0' || a[7] == '='))
       args->extra_text = a[7] ? a + 8 : (i + 1 < argc ? argv[i + 1] : NULL);
-    int used = strncmp(a, "--max-count", 11) && strncmp(a, "--sample-duration", 17) && strcmp(a, "--datagen-only")
+    int used = strncmp(a, "--max-count", 11) && strncmp(a, "--max-time", 10) && strncmp(a, "--sample-duration", 17) &&
+                       strcmp(a, "--datagen-only")
                    ? sf_bench_opts_parse(bo, argc, argv, i)
                    : 0;
     if (used) {

@@ -93,9 +93,9 @@ static void begin_epoch(sf_tctx *t, long epoch, sf_epoch *e)
   sf_progress_begin(&e->prog, what, e->steps - e->k0);
 }
 
-/* SIGINT/SIGTERM or --max-count at the boundary before step k, agreed by every rank: the epoch's
+/* SIGINT/SIGTERM or --max-count/--max-time at the boundary before step k, agreed by every rank: the epoch's
  * position goes into the state and a checkpoint (a signal: always, with the partial CSV row;
- * --max-count: when checkpointing is on). Returns 1 when training stops here. */
+ * --max-count/--max-time: when checkpointing is on). Returns 1 when training stops here. */
 static int stop_at_boundary(sf_tctx *t, sf_train_result *r, sf_epoch *e, int k)
 {
   const sf_train_setup *s = t->s;
@@ -130,8 +130,9 @@ static int stop_at_boundary(sf_tctx *t, sf_train_result *r, sf_epoch *e, int k)
   } else {
     r->stopped_max_count = 1;
     if (t->c->checkpoint_interval > 0) sf_train_save_checkpoint(t, 0);
-    sf_info("stopping: --max-count %lld training samples reached in epoch %ld at step %d/%d", s->rates->max_count,
-            e->epoch, k, e->steps);
+    char why[96];
+    sf_info("stopping: %s in epoch %ld at step %d/%d", sf_ratelog_done_why(s->rates, why, sizeof why), e->epoch, k,
+            e->steps);
   }
   return 1;
 }
@@ -343,7 +344,7 @@ static int begin_run(sf_tctx *t, sf_train_result *r)
   return 0;
 }
 
-/* Epochs until val_dice >= target_dice, the epoch cap or --max-count; then the final checkpoint
+/* Epochs until val_dice >= target_dice, the epoch cap or --max-count/--max-time; then the final checkpoint
  * (upstream: when checkpointing is on and the last epoch was not saved). */
 static void train_epochs(sf_tctx *t, sf_train_result *r)
 {
@@ -360,9 +361,9 @@ static void train_epochs(sf_tctx *t, sf_train_result *r)
     if (train_epoch(t, r, &e) || validate(t, r, &e) || end_epoch(t, r, &e)) return;
     if (e.stop_after) {
       r->stopped_max_count = t->st.val_dice < c->target_dice;
+      char why[96];
       if (r->stopped_max_count)
-        sf_info("stopping: --max-count %lld training samples reached at the end of epoch %ld",
-                t->s->rates->max_count, epoch);
+        sf_info("stopping: %s at the end of epoch %ld", sf_ratelog_done_why(t->s->rates, why, sizeof why), epoch);
       break;
     }
   }

@@ -54,6 +54,8 @@ static void print_progress(sf_ratelog *r)
       if (eta < 0) eta = 0;
       fprintf(f, " [ETA: %.0fm%02.0fs]", floor(eta / 60), fmod(eta, 60));
     }
+  } else if (r->max_time > 0) {
+    fprintf(f, "[%lld] [%.1f/%gs]", (long long)r->total_count, r->total_time, r->max_time);
   } else {
     fprintf(f, "[%lld/?]", (long long)r->total_count);
   }
@@ -130,7 +132,20 @@ void sf_ratelog_log(sf_ratelog *r, const char *key, double value)
   r->nmetrics++;
 }
 
-int sf_ratelog_done(const sf_ratelog *r) { return r->max_count > 0 && r->total_count >= (double)r->max_count; }
+void sf_ratelog_set_max_time(sf_ratelog *r, double seconds) { r->max_time = seconds > 0 ? seconds : 0; }
+
+static int count_done(const sf_ratelog *r) { return r->max_count > 0 && r->total_count >= (double)r->max_count; }
+static int time_done(const sf_ratelog *r) { return r->max_time > 0 && r->total_time >= r->max_time; }
+
+int sf_ratelog_done(const sf_ratelog *r) { return count_done(r) || time_done(r); }
+
+const char *sf_ratelog_done_why(const sf_ratelog *r, char *buf, size_t n)
+{
+  if (count_done(r)) snprintf(buf, n, "--max-count %lld training samples reached", r->max_count);
+  else if (time_done(r)) snprintf(buf, n, "--max-time %g s of training steps reached", r->max_time);
+  else snprintf(buf, n, "no limit reached");
+  return buf;
+}
 
 void sf_ratelog_finish(sf_ratelog *r)
 {

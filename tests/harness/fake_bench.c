@@ -1,6 +1,7 @@
 /* A stand-in for `scaffold benchmark` in the harness tests (SF_RUN_BENCHMARK_EXE): it parses the
  * harness options with sf_bench_opts_parse, "trains" with synthetic step times through
- * sf_ratelog, and writes its result with sf_result, exactly as the real benchmark must. Options:
+ * sf_ratelog, and writes its result with sf_result, exactly as the real benchmark must (--max-count,
+ * --max-time on the synthetic step seconds, --sample-duration as sf_bench_opts_parse reads them). Options:
  *   -c FILE, --set k=v       accepted and ignored (recorded in call.argv)
  *   --fake-rate R            samples/s of every step (default 100; times STARPU_NCPU if set)
  *   --fake-step S            synthetic seconds per step (default 0.1)
@@ -64,8 +65,9 @@ int main(int argc, char **argv)
     return 0;
   }
   sf_ratelog log;
-  long long max = bo.max_count > 0 ? bo.max_count : 1000;
+  long long max = bo.max_count > 0 ? bo.max_count : bo.max_time > 0 ? -1 : 1000;
   sf_ratelog_init(&log, bo.sample_duration, max);
+  sf_ratelog_set_max_time(&log, bo.max_time); /* --max-time: synthetic seconds of steps */
   while (!sf_ratelog_done(&log)) {
     sf_ratelog_elapse(&log, step, rate * step, 1e9 * rate * step);
     sf_ratelog_log(&log, "loss", !strcmp(mode, "nan") ? NAN : 0.5);

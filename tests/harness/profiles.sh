@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The shipped profiles and weights: configs/profiles/{standard,smoke,runtimes}.yml load, their config files
-# exist, the setup check comes first, CUDA tests are skipped without CUDA, and every group the
-# standard suite can produce (scaling.<k> included) has a weight in configs/weights/standard.yml.
+# The shipped profiles and weights: configs/profiles/{standard,smoke,runtimes,schedulers}.yml load,
+# their config files exist, the setup check comes first, CUDA tests are skipped without CUDA, every
+# group the standard suite can produce (scaling.<k> included) has a weight in
+# configs/weights/standard.yml, and every run is sized by time (--max-time) so that it records enough
+# rate slices for the steady rate on any machine, however fast.
 . "$(dirname "$0")/lib.sh"
 W=$SF_SOURCE_DIR/configs/weights/standard.yml
 
-for p in standard smoke runtimes; do
+for p in standard smoke runtimes schedulers; do
   SF_HAVE_CUDA=1 "$SCAFFOLD" jobs "$p" -o "$T/out" --dry-run > "$T/$p.txt" 2> "$T/$p.err"; rc=$?
   check "$p: dry run exits 0 (got $rc; $(cat "$T/$p.err"))" test "$rc" -eq 0
   check "$p: every config file exists" lacks "$T/$p.txt" "not found"
@@ -17,8 +19,8 @@ for t in datagen convergence scaling cuda_cpu_only cuda_gpu_only cuda_mixed; do
 done
 for s in eager lws dmda dmdas; do
   for ps in 5 6; do
-    check "standard: train_ps${ps}_$s uses scheduler $s at problem_scale $ps with --max-count" \
-      grep -qE -- "--experiment-name standard.train_ps${ps}_$s .*--set problem_scale=$ps .*--set scheduler=$s .*--max-count [0-9]+" "$T/standard.txt"
+    check "standard: train_ps${ps}_$s uses scheduler $s at problem_scale $ps with --max-time" \
+      grep -qE -- "--experiment-name standard.train_ps${ps}_$s .*--set problem_scale=$ps .*--set scheduler=$s .*--max-time [0-9]+" "$T/standard.txt"
   done
 done
 SF_HAVE_CUDA=0 "$SCAFFOLD" jobs standard -o "$T/out" --dry-run > "$T/nocuda.txt" 2>&1
@@ -46,8 +48,20 @@ for rt in starpu openmp sequential; do
   check "runtimes: weight for runtimes.$rt" grep -q "^runtimes.$rt: {weight: [0-9]" "$SF_SOURCE_DIR/configs/weights/runtimes.yml"
 done
 
+# Sized by time: every run of every shipped profile stops by --max-time S with S / sample-duration >= 6
+# (twice the 3 slices the steady rate needs, so that a run is never borderline), and none by a
+# --max-count (a sample count sized for one machine is too short on a faster one); the datagen test
+# is one timed phase whose --sample-duration gives it >= 3 slices from 0.15 s of generation on.
+for p in standard smoke runtimes schedulers; do
+  python3 "$(dirname "$0")/profile_sizing.py" < "$T/$p.txt" > "$T/$p.sizing" 2>&1
+  check "$p: every run sized by --max-time, enough slices: $(cat "$T/$p.sizing")" test ! -s "$T/$p.sizing"
+done
+check "standard: the setup check trains to its time limit (target_dice 1)" \
+  grep -qE -- "--experiment-name standard.setup .*--set target_dice=1 .*--max-time 10" "$T/standard.txt"
+check "smoke: 3 s of steps per run" grep -qE -- "--experiment-name smoke.setup .*--set target_dice=1 --max-time 3$" "$T/smoke.txt"
+
 # The weights file loads by suite name in report.
-fake_run "$T/res" standard.setup 0.0 '{}' --max-count 50
+fake_run "$T/res" standard.setup 0.0 '{}' --max-time 2
 "$SCAFFOLD" report "$T/res" --weights standard > "$T/r.txt" 2> "$T/r.err"; rc=$?
 check "report --weights standard exits 0 (got $rc; $(cat "$T/r.err"))" test "$rc" -eq 0
 check "report lists the weighted rows" grep -qE "^standard.cuda_mixed +8.00 +nan" "$T/r.txt"
