@@ -118,5 +118,42 @@ int main(void)
   check_close("m=20: rates[0:18]", sf_steady(v, 20), 9.5);
   check_close("m=21: rates[1:19]", sf_steady(v, 21), 10.5);
   check_close("m=25: rates[5:23]", sf_steady(v, 25), 14.5);
+
+  /* --- the "too few samples" threshold is the rule's own: a value from SF_STEADY_MIN_SLICES on --- */
+  SF_CHECK(isnan(sf_steady(v, SF_STEADY_MIN_SLICES - 1)), "SF_STEADY_MIN_SLICES - 1 = %d slices must give NaN",
+           SF_STEADY_MIN_SLICES - 1);
+  SF_CHECK(isfinite(sf_steady(v, SF_STEADY_MIN_SLICES)), "SF_STEADY_MIN_SLICES = %d slices must give a value",
+           SF_STEADY_MIN_SLICES);
+  check_close("full window: SF_STEADY_FULL_SLICES averages 18", sf_steady(v, SF_STEADY_FULL_SLICES), 9.5);
+
+  /* --- --max-time: the stop by timed step seconds, whatever the rate ------------------------------ */
+  const double rates_per_step[] = {1, 1e6}; /* a slow and a very fast "machine": same slices */
+  for (int m = 0; m < 2; m++) {
+    sf_ratelog_init(&r, 0.5, 0);
+    sf_ratelog_set_max_time(&r, 2.0);
+    steps = 0;
+    while (!sf_ratelog_done(&r)) {
+      sf_ratelog_elapse(&r, 0.1, rates_per_step[m] * 0.1, 0);
+      steps++;
+    }
+    sf_ratelog_finish(&r);
+    SF_CHECK(steps >= 20 && steps <= 21, "max_time 2 s with 0.1 s steps: want 20 steps (21 for rounding), got %d", steps);
+    SF_CHECK(r.n >= 4, "max_time 2 s of 0.5 s slices: want >= 4 slices, got %zu", r.n);
+    char why[96];
+    sf_ratelog_done_why(&r, why, sizeof why);
+    SF_CHECK(!strcmp(why, "--max-time 2 s of training steps reached"), "done_why: got '%s'", why);
+    sf_ratelog_free(&r);
+  }
+  sf_ratelog_init(&r, 0.5, 16); /* both limits: whichever comes first (here the count) */
+  sf_ratelog_set_max_time(&r, 100);
+  steps = 0;
+  while (!sf_ratelog_done(&r)) {
+    sf_ratelog_elapse(&r, 0.1, 8, 0);
+    steps++;
+  }
+  char why[96];
+  SF_CHECK(steps == 2 && !strcmp(sf_ratelog_done_why(&r, why, sizeof why), "--max-count 16 training samples reached"),
+           "max_count 16 before max_time 100: %d steps, '%s'", steps, why);
+  sf_ratelog_free(&r);
   return sf_test_end();
 }

@@ -122,6 +122,20 @@ int main(void)
   SF_CHECK(st == 2, "--extra with invalid JSON must exit 2, got %d", st);
   st = child_status(parse_one, bad3);
   SF_CHECK(st == 2, "--extra that is not an object must exit 2, got %d", st);
+  char *bad4[] = {"benchmark", "--max-time", "0", NULL}, *bad5[] = {"benchmark", "--max-time=soon", NULL};
+  st = child_status(parse_one, bad4);
+  SF_CHECK(st == 2, "--max-time 0 must exit 2, got %d", st);
+  st = child_status(parse_one, bad5);
+  SF_CHECK(st == 2, "--max-time=soon must exit 2, got %d", st);
+  {
+    char *mt[] = {"benchmark", "--max-time=2.5", NULL};
+    sf_bench_opts m;
+    sf_bench_opts_init(&m);
+    int u = sf_bench_opts_parse(&m, 2, mt, 1);
+    SF_CHECK(u == 1 && m.max_time == 2.5 && m.max_count == -1, "--max-time=2.5: consumed %d, max_time %g, max_count %lld",
+             u, m.max_time, m.max_count);
+    sf_bench_opts_free(&m);
+  }
 
   /* ---- a successful result ---- */
   setenv("STARPU_SCHED", "dmda", 1);
@@ -170,6 +184,12 @@ int main(void)
       SF_CHECK(!strcmp(cJSON_GetArrayItem(av, i)->valuestring, want_av[i]), "call.argv[%d]: got %s, want %s", i,
                cJSON_GetArrayItem(av, i)->valuestring, want_av[i]);
     SF_CHECK(!strcmp(cJSON_GetObjectItem(call, "function")->valuestring, "scaffold benchmark"), "call.function");
+    const cJSON *commit = cJSON_GetObjectItem(j, "commit");
+    SF_CHECK(cJSON_IsString(commit) && commit->valuestring[0] &&
+                 (!strcmp(commit->valuestring, "no-commit-id") ||
+                  strspn(commit->valuestring, "0123456789abcdef") == strlen(commit->valuestring)),
+             "commit: want the build's short hash (or no-commit-id), got %s",
+             cJSON_IsString(commit) ? commit->valuestring : "(not a string)");
     SF_CHECK(cJSON_GetObjectItem(j, "device")->valuedouble == 2, "device from --extra");
     SF_CHECK(cJSON_GetObjectItem(j, "device_count")->valuedouble == 1, "device_count = len(devices)");
     SF_CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "job"), "x")->valuedouble == 1, "job from --extra");
@@ -197,6 +217,7 @@ int main(void)
     SF_CHECK(cJSON_GetObjectItem(tr, "start") && cJSON_GetObjectItem(tr, "wall_time") &&
                  cJSON_GetObjectItem(tr, "overhead") && cJSON_GetObjectItem(tr, "sample_duration"),
              "train timing fields");
+    SF_CHECK(!cJSON_GetObjectItem(tr, "steady_note"), "8 slices: steady_rate has a value, no steady_note");
     cJSON *prog = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "timings"), "program");
     SF_CHECK(prog && cJSON_GetObjectItem(prog, "time")->valuedouble >= 0, "timings.program.time");
     SF_CHECK(cJSON_GetObjectItem(j, "peak_rss_mib")->valuedouble > 0, "peak_rss_mib must be > 0");
