@@ -1,8 +1,9 @@
 /* Steps A-B of the report (spec milabench.md §4-5): collect result files, keep those with a job
  * id that are not sub-jobs, group them (name, or name.<device_count> for progression runs), and
  * compute per-group statistics: n, failures, program time, steady rates (pooled flat over repeats
- * and devices), per-device pools, peak memory. Also the summary JSON that `scaffold summary`
- * writes and `report`/`--compare` read back. */
+ * and devices; a run with too few slices for one is counted apart, never as a failure), per-device
+ * pools, peak memory, the commits measured. Also the summary JSON that `scaffold summary` writes and
+ * `report`/`--compare` read back. */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
