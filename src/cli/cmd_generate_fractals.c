@@ -42,6 +42,12 @@ static int extra_opt(void *ctx, int argc, char **argv, int i)
   return 0;
 }
 
+/* The keys the fractal library depends on, the runtime that generates it, and the keys every command reads */
+static const char *const library_reads[] = {
+  "fract_base_dir", "n_categories", "n_instances_used_per_fractal", "variance_threshold", "normalize", "seed",
+  "problem_scale", "datagen_from_scratch", "datagen_batch_size", "scale", "dist", "framework", "trace",
+  "scheduler", "runtime", "ncpu", "ncuda", "nopencl", "worker_nice", "progress_interval", NULL};
+
 int sf_cmd_generate_fractals(int argc, char **argv)
 {
   sf_config c;
@@ -53,6 +59,10 @@ int sf_cmd_generate_fractals(int argc, char **argv)
     usage(stderr);
     sf_die(SF_EXIT_USAGE, "generate_fractals needs a config file: -c CONFIG");
   }
+  sf_config_refuse_unread(&c, "scaffold generate_fractals", library_reads,
+                          "it generates the fractal library only; the dataset, model and training keys take effect "
+                          "in `scaffold benchmark`, which also generates a missing library",
+                          verbose);
   const char *bad_key = NULL;
   char why[512];
   if (sf_runtime_check_config(&c, &bad_key, why, sizeof why) != 0) sf_config_refuse(&c, bad_key, "%s", why);

@@ -313,5 +313,17 @@ if [ "$rc" -ne 0 ] || ! grep -q "^scaffold steps: keys of .*tiny.yml that this c
 fi
 find "$W" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
 
+# `scaffold generate_fractals` likewise reads only the library's keys and the runtime's
+n=$((n + 1))
+err=$(cd "$W" && STARPU_HOME="$W/starpu" "$SF_BINARY" generate_fractals -c "$tiny" --set "fract_base_dir=$W/fr" \
+  --set epochs=3 2>&1 >/dev/null)
+rc=$?
+if [ "$rc" -ne 2 ] || ! grep -qF "scaffold generate_fractals does not read the key epochs set on the command line" <<<"$err" ||
+  [ -e "$W/fr" ]; then
+  echo "FAIL generate_fractals_unread: exit status $rc (expected 2), message '$err', written: $(ls "$W" | tr '\n' ' ')"
+  failed=$((failed + 1))
+fi
+find "$W" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+
 echo "$n cases, $failed failed"
 [ "$failed" -eq 0 ]
