@@ -7,6 +7,7 @@
 #include "fuzz_common.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,7 +58,10 @@ void __wrap_sf_die(int status, const char *fmt, ...)
 
 /* ---- what a dying call left allocated ---------------------------------------------------------
  * An open-addressing set of the live allocations made inside sf_fuzz_try (linear probing,
- * tombstones), filled by the sanitizer runtime's malloc/free hooks. No allocation in the hooks. */
+ * tombstones), filled by the sanitizer runtime's malloc/free hooks. No allocation in the hooks.
+ * Only the thread inside sf_fuzz_try is tracked: the hooks see every thread's allocations, and
+ * libFuzzer starts threads of its own (one starting mid-run allocated and freed its stack attributes
+ * while tracking was on, racing the table, and track_reset then freed that block a second time). */
 #define TRACK_BITS 18
 #define TRACK_CAP (1u << TRACK_BITS)
 #define TOMB ((const volatile void *)1)
@@ -65,6 +69,9 @@ static const volatile void *track_tab[TRACK_CAP];
 static uint32_t track_used[TRACK_CAP / 2]; /* slots written since the last reset */
 static size_t track_nused;
 static int tracking, track_overflow;
+static pthread_t track_thread; /* the thread inside sf_fuzz_try */
+
+static int track_mine(void) { return tracking && pthread_equal(pthread_self(), track_thread); }
 
 static size_t track_hash(const volatile void *p)
 {
@@ -77,7 +84,7 @@ static size_t track_hash(const volatile void *p)
 __attribute__((unused)) static void track_malloc(const volatile void *p, size_t size)
 {
   (void)size;
-  if (!tracking || !p) return;
+  if (!p || !track_mine()) return;
   if (track_nused >= TRACK_CAP / 2) {
     track_overflow = 1;
     return;
@@ -90,7 +97,7 @@ __attribute__((unused)) static void track_malloc(const volatile void *p, size_t 
 
 __attribute__((unused)) static void track_free(const volatile void *p)
 {
-  if (!tracking || !p) return;
+  if (!p || !track_mine()) return;
   for (size_t i = track_hash(p); track_tab[i]; i = (i + 1) & (TRACK_CAP - 1))
     if (track_tab[i] == p) {
       track_tab[i] = TOMB;
@@ -123,6 +130,7 @@ int sf_fuzz_try(void (*fn)(void *arg), void *arg)
   if (hooks < 0) sf_fuzz_fail(__FILE__, __LINE__, "hooks", "cannot install the sanitizer malloc/free hooks");
   track_reset(0);
   track_overflow = 0;
+  track_thread = pthread_self();
   tracking = 1;
 #endif
   sf_fuzz_die.msg[0] = '\0';
