@@ -346,6 +346,8 @@ void sf_report_print_text(const sf_report *r, const sf_summary *s, const char *t
     }
     fputc('\n', out);
   }
+  fprintf(out, "units: perf, perf_adj%s in samples/s (steady training throughput, mean(rates[-20:-2]) of each run); "
+               "std%% in %% of perf; n and fail in runs\n", r->has_base ? ", perf_base, perf_base_adj" : "");
   char **notes;
   size_t nnotes = sf_report_notes(r, &notes);
   if (nnotes) fputc('\n', out);
