@@ -26,7 +26,9 @@ static void usage(const steps_cli *s, FILE *f)
           "  --machine NAME  the machine or class the figures are for, printed with them\n"
           "  --json          also print one line 'SFSTEPS {json}'\n"
           "The config's problem_scale, unet_base_channels, unet_bottleneck_dim, n_categories, group_norm_groups,\n"
-          "local_batch_size, optimizer, scheduler, ncpu, ncuda and nopencl shape the run (docs/simulation.md).\n\n",
+          "local_batch_size, optimizer, scheduler, ncpu, ncuda and nopencl shape the run (docs/simulation.md); a key\n"
+          "this command does not read is refused when set on the command line (it takes effect in\n"
+          "`scaffold benchmark`).\n\n",
           s->prog,
           s->o.simulated
               ? "Predicts training steps of the config's task graph under StarPU's SimGrid mode. Run it through\n"
