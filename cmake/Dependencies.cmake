@@ -44,7 +44,23 @@ endif()
 
 # Optional: StarPU-MPI + Open MPI.
 set(SF_HAVE_MPI OFF)
-if(SF_USE_MPI AND NOT SF_STARPU_SIMGRID)
+set(SF_SIMGRID_MPI OFF)
+if(SF_USE_MPI AND SF_STARPU_SIMGRID AND _sf_cfg MATCHES "\n#define STARPU_USE_MPI_MPI 1")
+  # StarPU-MPI over SimGrid's SMPI (scripts/build-starpu --simgrid-mpi, scripts/build-sim --mpi): static
+  # StarPU libraries, and smpicc as the C compiler brings SMPI's mpi.h and libsimgrid itself.
+  if(NOT CMAKE_C_COMPILER MATCHES "smpicc$")
+    message(FATAL_ERROR "A SimGrid StarPU with MPI (${STARPU_PREFIX}) needs SMPI's compiler: configure with "
+                        "-DCMAKE_C_COMPILER=smpicc (scripts/build-sim --mpi does), or -DSF_USE_MPI=OFF")
+  endif()
+  pkg_check_modules(STARPUMPI IMPORTED_TARGET GLOBAL ${SF_STARPUMPI_PC})
+  if(NOT STARPUMPI_FOUND)
+    message(FATAL_ERROR "${STARPU_PREFIX} has StarPU-MPI in starpu_config.h but no ${SF_STARPUMPI_PC}.pc")
+  endif()
+  add_library(sf_smpi_none INTERFACE) # SMPI's MPI comes with the compiler
+  add_library(PkgConfig::MPI ALIAS sf_smpi_none)
+  set(SF_HAVE_MPI ON)
+  set(SF_SIMGRID_MPI ON)
+elseif(SF_USE_MPI AND NOT SF_STARPU_SIMGRID)
   pkg_check_modules(STARPUMPI IMPORTED_TARGET GLOBAL ${SF_STARPUMPI_PC})
   pkg_check_modules(MPI IMPORTED_TARGET GLOBAL mpi-c)
   if(STARPUMPI_FOUND AND MPI_FOUND)

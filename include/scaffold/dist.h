@@ -111,5 +111,11 @@ void sf_dist_barrier(void);
 /* 0 if buf (bytes) is bitwise identical on every rank; otherwise -1, with the ranks that differ
  * from rank 0 and how (FNV-1a 64 hashes, first differing float) in msg. */
 int sf_dist_check_identical(const void *buf, size_t bytes, char *msg, size_t msglen);
+/* Bytes StarPU-MPI has sent from this rank to each rank so far (sent[0..size-1], all of its traffic:
+ * halos, partial sums, the all-reduce), as its STARPU_COMM_STATS=1 counters hold them; zeros when those
+ * counters are off or in a single process. */
+void sf_dist_comm_sent(double *sent);
+/* 1 when the ranks are actors of one process under SimGrid's SMPI (scripts/build-sim --mpi). */
+int sf_dist_simulated(void);
 
 #endif

@@ -26,6 +26,7 @@
 #include "scaffold/trace.h"
 
 #define SF_STEPS_MAX 1000
+#define SF_STEPS_MAX_RANKS 256 /* ranks whose bytes a distributed run reports */
 
 typedef struct {
   int warmup, steps;    /* untimed, then timed steps (1 <= steps <= SF_STEPS_MAX) */
@@ -44,13 +45,20 @@ typedef struct {
   double main_cpu_s;  /* CPU time of the submitting (main) thread per timed step: submission, the scheduling
                        * decisions StarPU makes at submission, host work. Real runs only (0 simulated) */
   sf_trace_summary stats; /* of the timed steps */
+  int rank, ranks, replicas, shards; /* under mpirun or SMPI (scaffold/dist.h); 0, 1, 1, 1 in one process */
+  double sent_per_step[SF_STEPS_MAX_RANKS]; /* bytes StarPU-MPI sent from this rank to each rank, per timed step */
 } sf_steps_result;
 
 int sf_steps_run(const sf_config *c, const sf_steps_opts *o, sf_steps_result *r, char *err, size_t errlen);
 void sf_steps_print(const sf_config *c, const sf_steps_opts *o, const sf_steps_result *r, FILE *out);
 void sf_steps_print_json(const sf_config *c, const sf_steps_opts *o, const sf_steps_result *r, FILE *out);
 
-/* The whole command (argv[0] = its name): `scaffold steps` with simulated = 0, `scaffold-sim` with 1.
+/* Under mpirun (or SimGrid's SMPI) the steps are distributed as `scaffold benchmark` distributes training:
+ * replicas x the shard grid of dc_num_shards / spatial_ranks; rank 0 prints the report, every rank its
+ * SFSTEPS line (with its rank and the bytes it sent to each rank per timed step), and ranks other than 0
+ * write their traces into out_dir/rank<r>.
+ *
+ * The whole command (argv[0] = its name): `scaffold steps` with simulated = 0, `scaffold-sim` with 1.
  * Returns the exit status; bad options exit 2 before any work. */
 int sf_steps_main(int argc, char **argv, int simulated);
 

@@ -85,21 +85,41 @@ static void on_exit_abort(int status, void *arg)
   }
 }
 
+/* Under SimGrid's SMPI (a StarPU built by scripts/build-starpu --simgrid-mpi) StarPU-MPI initialises MPI
+ * before the program's main, and every rank is an actor of the same process: MPI is StarPU's to finalize,
+ * and the process's stdout is every rank's. */
+static int g_smpi;
+
 void sf_dist_init(void)
 {
-  if (g_active || sf_dist_launcher_size() <= 1) return;
+  if (g_active) return;
+  int pre = 0;
+#ifdef STARPU_SIMGRID
+  MPI_Initialized(&pre);
+#endif
+  if (!pre && sf_dist_launcher_size() <= 1) return;
   int provided = 0;
-  if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
+  if (pre) {
+    g_smpi = 1;
+    MPI_Query_thread(&provided);
+  } else if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
     sf_die(SF_EXIT_FAILURE, "MPI_Init_thread failed");
+  }
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   if (g_size <= 1) { /* a world of one: behave as a single process */
-    MPI_Finalize();
+    if (!g_smpi) MPI_Finalize();
     g_rank = 0;
     g_size = 1;
     return;
   }
   g_active = 1;
+  if (g_smpi) { /* one process: no stdout to silence, no abort handler, StarPU finalizes MPI */
+    g_finalized = 1;
+    MPI_Comm_dup(MPI_COMM_WORLD, &g_world);
+    g_replicas = g_size;
+    return;
+  }
   on_exit(on_exit_abort, NULL);
   if (provided < MPI_THREAD_MULTIPLE)
     sf_die(SF_EXIT_FAILURE,
@@ -231,6 +251,7 @@ void sf_dist_starpu_shutdown(void)
 
 void sf_dist_finalize(void)
 {
+  if (g_smpi) return; /* starpu_mpi_shutdown has finalized SMPI, its communicators with it */
   if (!g_active || g_finalized) return;
   SF_ASSERT(!g_starpu_mpi);
   if (g_group != MPI_COMM_NULL) MPI_Comm_free(&g_group);
@@ -392,6 +413,16 @@ int sf_dist_check_identical(const void *buf, size_t bytes, char *msg, size_t msg
 
 /* ---- StarPU-MPI point-to-point (the all-reduce of src/comm) ---- */
 
+void sf_dist_comm_sent(double *sent)
+{
+  size_t *amounts = sf_calloc((size_t)g_size, sizeof *amounts, "communication counters");
+  if (g_active) starpu_mpi_comm_amounts_retrieve(amounts);
+  for (int r = 0; r < g_size; r++) sent[r] = (double)amounts[r];
+  free(amounts);
+}
+
+int sf_dist_simulated(void) { return g_smpi; }
+
 void sf_dist_isend(sf_handle h, int dest, int64_t tag)
 {
   SF_ASSERT(g_active);
@@ -448,6 +479,8 @@ int sf_dist_check_identical(const void *buf, size_t bytes, char *msg, size_t msg
   if (msg && msglen) msg[0] = '\0';
   return 0;
 }
+void sf_dist_comm_sent(double *sent) { sent[0] = 0; }
+int sf_dist_simulated(void) { return 0; }
 void sf_dist_isend(sf_handle h, int dest, int64_t tag)
 {
   (void)h;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "scaffold/common.h"
+#include "scaffold/dist.h"
 #include "scaffold/kernel_choices.h"
 #include "scaffold/fsutil.h"
 #include "scaffold/graph.h"
@@ -60,7 +61,7 @@ static void summarise_times(sf_steps_result *r, int n)
   r->median_s = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
   r->min_s = s[0];
   r->max_s = s[n - 1];
-  r->samples_per_s = r->median_s > 0 ? r->batch / r->median_s : 0;
+  r->samples_per_s = r->median_s > 0 ? (double)r->batch * r->replicas / r->median_s : 0; /* every replica's */
 }
 
 typedef struct {
@@ -95,13 +96,24 @@ static void batch_free(batch_bufs *b)
   free(b->cw);
 }
 
+/* The bytes this rank sent to each rank over the timed steps (from the counts at their start), per step. */
+static void per_step_sent(double *sent0, int steps, sf_steps_result *r)
+{
+  int n = sf_dist_size();
+  double *now = sf_calloc((size_t)n, sizeof *now, "bytes sent");
+  sf_dist_comm_sent(now);
+  for (int q = 0; q < n && q < SF_STEPS_MAX_RANKS; q++) r->sent_per_step[q] = (now[q] - sent0[q]) / steps;
+  free(now);
+  free(sent0);
+}
+
 /* The warm-up and timed steps; the timed ones traced into o->out_dir. */
 static int run_steps(sf_graph *g, const sf_unet *u, const sf_config *c, const sf_steps_opts *o, sf_steps_result *r,
                      char *err, size_t errlen)
 {
   batch_bufs b;
   batch_alloc(&b, u, r->batch);
-  double out[3], cpu0 = 0;
+  double out[3], cpu0 = 0, *sent0 = sf_calloc((size_t)sf_dist_size(), sizeof *sent0, "bytes sent");
   int rc = 0, traced = sf_runtime_which() == SF_RT_STARPU; /* the statistics come from StarPU's profiling */
   for (int s = 0; s < o->warmup + o->steps && rc == 0; s++) {
     for (int i = 0; i < b.B; i++)
@@ -109,6 +121,7 @@ static int run_steps(sf_graph *g, const sf_unet *u, const sf_config *c, const sf
     if (s == o->warmup && traced && sf_trace_begin(o->out_dir, err, errlen) != 0) rc = -1;
     if (rc) break;
     if (s == o->warmup) {
+      sf_dist_comm_sent(sent0);
       cpu0 = thread_cpu_s();
       sf_kernel_choices_reset(); /* the timed steps' variants */
     }
@@ -122,6 +135,7 @@ static int run_steps(sf_graph *g, const sf_unet *u, const sf_config *c, const sf
     }
   }
   if (!o->simulated) r->main_cpu_s = (thread_cpu_s() - cpu0) / o->steps;
+  per_step_sent(sent0, o->steps, r);
   if (rc == 0 && traced && sf_trace_end(err, errlen) != 0) rc = -1;
   batch_free(&b);
   return rc;
@@ -148,6 +162,10 @@ int sf_steps_run(const sf_config *c, const sf_steps_opts *o, sf_steps_result *r,
   sf_runtime_init(c);
   int on_starpu = sf_runtime_which() == SF_RT_STARPU;
   r->batch = (int)c->local_batch_size;
+  r->rank = sf_dist_rank();
+  r->ranks = sf_dist_size();
+  r->replicas = sf_dist_replicas();
+  r->shards = sf_dist_spatial();
   int rc = -1;
   sf_graph *g = sf_graph_create(&u, c, params, err, errlen);
   if (g) {

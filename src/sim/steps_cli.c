@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "scaffold/common.h"
+#include "scaffold/dist.h"
+#include "scaffold/fsutil.h"
 #include "scaffold/perfmodels.h"
 #include "scaffold/runtime.h"
 #include "scaffold/steps.h"
@@ -76,6 +78,24 @@ static const char *const steps_reads[] = {
   "framework", "scheduler", "runtime", "ncpu", "ncuda", "nopencl", "worker_nice", "slabs", "trace",
   "dc_num_shards", "spatial_ranks", "dist", "scale", NULL};
 
+/* Under mpirun or SMPI: MPI, the same config on every rank, the replicas x shards layout, StarPU-MPI's byte
+ * counters, and out_dir/rank<r> for ranks other than 0. Returns that folder (malloc'ed) or NULL. */
+static char *start_dist(const sf_config *c, sf_steps_opts *o)
+{
+  sf_dist_init();
+  if (sf_dist_active()) {
+    if (!sf_dist_simulated()) setenv("STARPU_COMM_STATS", "1", 0); /* SMPI: set by `scaffold simulate` */
+    sf_dist_check_config(c);
+  }
+  sf_dist_configure(sf_config_spatial(c), c->spatial_ranks > 1 ? "spatial_ranks" : "dc_num_shards");
+  if (sf_dist_is_root()) return NULL;
+  char sub[32];
+  snprintf(sub, sizeof sub, "rank%d", sf_dist_rank());
+  char *d = sf_path_join(o->out_dir, sub);
+  o->out_dir = d;
+  return d;
+}
+
 int sf_steps_main(int argc, char **argv, int simulated)
 {
   steps_cli s = {.o = {.warmup = 1, .steps = 5, .out_dir = "steps-out", .simulated = simulated},
@@ -93,15 +113,21 @@ int sf_steps_main(int argc, char **argv, int simulated)
   char why[512];
   if (sf_runtime_check_config(&c, &bad_key, why, sizeof why) != 0) /* before any work */
     sf_die(SF_EXIT_USAGE, "%s: config key '%s': %s", s.prog, bad_key, why);
+  char *rank_dir = start_dist(&c, &s.o);
   sf_steps_result *r = sf_calloc(1, sizeof *r, "steps result");
   char err[1024];
   if (sf_steps_run(&c, &s.o, r, err, sizeof err) != 0) sf_die(SF_EXIT_FAILURE, "%s: %s", s.prog, err);
-  sf_steps_print(&c, &s.o, r, stdout);
-  if (c.trace) printf("trace: %s/trace.json, worker statistics in %s/worker_stats.txt\n", s.o.out_dir, s.o.out_dir);
-  if (c.trace == SF_TRACE_FXT)
-    printf("FxT trace: %s/paje.trace (ViTE), dag.dot, tasks.rec, data.rec, trace.html; raw trace fxt.prof\n", s.o.out_dir);
+  if (sf_dist_is_root()) {
+    sf_steps_print(&c, &s.o, r, stdout);
+    if (c.trace) printf("trace: %s/trace.json, worker statistics in %s/worker_stats.txt\n", s.o.out_dir, s.o.out_dir);
+    if (c.trace == SF_TRACE_FXT)
+      printf("FxT trace: %s/paje.trace (ViTE), dag.dot, tasks.rec, data.rec, trace.html; raw trace fxt.prof\n", s.o.out_dir);
+  }
   if (s.json) sf_steps_print_json(&c, &s.o, r, stdout);
+  fflush(stdout);
+  sf_dist_finalize();
   free(r);
+  free(rank_dir);
   sf_config_free(&c);
   return 0;
 }

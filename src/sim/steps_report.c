@@ -97,6 +97,12 @@ static cJSON *steps_json(const sf_config *c, const sf_steps_opts *o, const sf_st
     cJSON_AddNumberToObject(x, "count", (double)r->stats.bus[b].count);
     cJSON_AddItemToArray(buses, x);
   }
+  cJSON_AddNumberToObject(j, "rank", r->rank);
+  cJSON_AddNumberToObject(j, "ranks", r->ranks);
+  cJSON_AddNumberToObject(j, "replicas", r->replicas);
+  cJSON_AddNumberToObject(j, "shards", r->shards);
+  int nr = r->ranks < SF_STEPS_MAX_RANKS ? r->ranks : SF_STEPS_MAX_RANKS;
+  cJSON_AddItemToObject(j, "sent_per_step", cJSON_CreateDoubleArray(r->sent_per_step, nr));
   /* what the timed steps' CPU entries ran; empty when simulated (no codelet executes) */
   cJSON_AddItemToObject(j, "kernel_choices", sf_kernel_choices_json());
   return j;
