@@ -32,5 +32,8 @@ int sf_host_nbuffers(void);
 /* The run times of every host task so far, summed over threads (the kernels' share of a step, for
  * scripts/bench-runtimes' per-task overhead). */
 double sf_host_kernel_seconds(void);
+/* The OpenMP executor's submitter thread: seconds spent creating OpenMP tasks (`omp task depend`, where
+ * libgomp tracks the dependencies), so far; 0 under the other runtimes. */
+double sf_host_spawn_seconds(void);
 
 #endif

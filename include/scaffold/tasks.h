@@ -209,6 +209,9 @@ void insert_task_gate(const sf_topt *o, sf_handle gate, sf_handle after);
  * submitting thread), for step-flops and tasks-per-step reports. */
 double sf_tasks_flops_counter(void);
 long sf_tasks_count_counter(void);
+/* The submitting thread's seconds inside sf_submit since the last reset (every runtime's submission
+ * cost as the application thread sees it; under the sequential executor it includes the task runs). */
+double sf_tasks_submit_seconds_counter(void);
 void sf_tasks_counters_reset(void);
 
 #endif

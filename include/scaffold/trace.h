@@ -10,7 +10,10 @@
  * track "bus transfers" (cumulative MiB and count at each collect) and otherData.transfer_bytes /
  * transfer_count; worker_stats.json has each worker's "kind" ("CPU", "OpenCL", "CUDA"), "by_kind"
  * (workers, tasks, flops and their shares per kind) and "transfers" {bytes, count, buses: [{src, dst,
- * bytes, count}]}; worker_stats.txt the same as tables.
+ * bytes, count}]}; worker_stats.txt the same as tables. Each worker in worker_stats.json also has StarPU's
+ * per-task stages summed over its tasks, in seconds: "starpu_push_s" (into the scheduler), "starpu_pop_s" (out of it),
+ * "starpu_acquire_s" / "starpu_release_s" (input data acquired, output data released; scripts/bench-runtimes' cost
+ * per task, docs/runtimes.md).
  *
  * Records are taken by a hook chained onto the scheduling context's post-execution hook
  * (starpu_sched_policy.post_exec_hook, which StarPU calls on the executing worker for every task),

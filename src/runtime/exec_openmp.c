@@ -7,12 +7,14 @@
  * while the other nworkers threads wait at the region's barrier and run the tasks there. The
  * submitter blocks on the queue when it is empty and never runs tasks itself, so nworkers threads
  * compute, as StarPU's nworkers CPU workers do with the application thread submitting. Waiting
- * counts finished tasks (no taskwait, which would put the submitter to work too). */
+ * counts finished tasks (no taskwait, which would put the submitter to work too). The submitter's time
+ * creating the tasks is summed for the per-task cost breakdown (sf_host_spawn_seconds). */
 #include <omp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "host_internal.h"
 #include "scaffold/common.h"
@@ -32,6 +34,16 @@ static atomic_long g_finished;     /* by the team */
 static atomic_int g_waiting;       /* the application thread waits in sf_omp_wait_all */
 static atomic_int g_started;       /* workers that have set their priority (sf_omp_start waits for all) */
 static int g_nworkers, g_running;
+static atomic_llong g_spawn_ns;    /* the submitter's time creating tasks */
+
+double sf_host_spawn_seconds(void) { return (double)atomic_load(&g_spawn_ns) * 1e-9; }
+
+static long long now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 static item *pop_wait(void)
 {
@@ -102,7 +114,9 @@ static void *submitter(void *arg)
         sf_host_task *t = it->t;
         free(it);
         if (!t) break;
+        long long t0 = now_ns();
         spawn(t, max_prio);
+        atomic_fetch_add(&g_spawn_ns, now_ns() - t0);
       }
     }
   } /* the workers run the tasks at this barrier */

@@ -1,6 +1,7 @@
 /* Task trace and worker statistics (scaffold/trace.h): a post-execution hook chained onto the
  * scheduling context's policy records (codelet, worker, start, end, flops) of every task into
- * per-worker buffers; sf_trace_collect streams them to trace.json (Chrome trace events) together with
+ * per-worker buffers, and sums StarPU's per-task stages (push, pop, data acquire and release) per
+ * worker; sf_trace_collect streams them to trace.json (Chrome trace events) together with
  * a counter of the bytes StarPU moved between memory nodes (its bus statistics), every event printed
  * by cJSON; the end writes worker_stats.json/.txt (trace_stats.c). StarPU copies the policy into each
  * context (load_sched_policy),
@@ -23,6 +24,14 @@
 double sf_trace_now(void) { return starpu_timing_now(); }
 int sf_trace_active(void) { return T.active; }
 
+/* One stage of a task's profiling record, in us; 0 when StarPU did not stamp it */
+static double span_us(struct timespec *a, struct timespec *b)
+{
+  if (!a->tv_sec && !a->tv_nsec) return 0;
+  double d = starpu_timing_timespec_to_us(b) - starpu_timing_timespec_to_us(a);
+  return d > 0 ? d : 0;
+}
+
 static void hook(struct starpu_task *task, unsigned ctx)
 {
   struct starpu_profiling_task_info *pi = task->profiling_info;
@@ -32,6 +41,10 @@ static void hook(struct starpu_task *task, unsigned ctx)
     double s = starpu_timing_timespec_to_us(&pi->start_time), e = starpu_timing_timespec_to_us(&pi->end_time);
     l->tasks++;
     l->busy_us += e - s;
+    l->push_us += span_us(&pi->push_start_time, &pi->push_end_time);
+    l->pop_us += span_us(&pi->pop_start_time, &pi->pop_end_time);
+    l->acquire_us += span_us(&pi->acquire_data_start_time, &pi->acquire_data_end_time);
+    l->release_us += span_us(&pi->release_data_start_time, &pi->release_data_end_time);
     l->flops += task->flops;
     if (l->n < SF_TRACE_BUF) {
       rec *r = &l->buf[l->n++];

@@ -36,6 +36,9 @@ typedef struct {
   /* totals, complete even when records are dropped */
   long tasks;
   double busy_us, flops;
+  /* StarPU's own per-task stages (its task profiling): push into the scheduler, pop by the worker,
+   * input data acquisition and output release, summed in us */
+  double push_us, pop_us, acquire_us, release_us;
   long overflow; /* records lost because the buffer was full */
 } worker_log;
 

@@ -65,6 +65,10 @@ static cJSON *worker_json(int w, double wall)
     cJSON_AddNumberToObject(o, "starpu_sleeping_s", ts_s(&info.sleeping_time));
     cJSON_AddNumberToObject(o, "starpu_total_s", ts_s(&info.total_time));
   }
+  cJSON_AddNumberToObject(o, "starpu_push_s", l->push_us * 1e-6);
+  cJSON_AddNumberToObject(o, "starpu_pop_s", l->pop_us * 1e-6);
+  cJSON_AddNumberToObject(o, "starpu_acquire_s", l->acquire_us * 1e-6);
+  cJSON_AddNumberToObject(o, "starpu_release_s", l->release_us * 1e-6);
   return o;
 }
 

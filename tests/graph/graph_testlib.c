@@ -21,9 +21,14 @@ static char *g_home;
 
 void gt_problem_init(gt_problem *p, int ps, int base, int K, int groups, uint64_t seed)
 {
+  gt_problem_init_bn(p, ps, 3, base, K, groups, seed);
+}
+
+void gt_problem_init_bn(gt_problem *p, int ps, int bottleneck, int base, int K, int groups, uint64_t seed)
+{
   char err[256];
   memset(p, 0, sizeof *p);
-  if (sf_unet_build(&p->u, ps, 3, base, K, groups, err, sizeof err) != 0) SF_ABORT("sf_unet_build: %s", err);
+  if (sf_unet_build(&p->u, ps, bottleneck, base, K, groups, err, sizeof err) != 0) SF_ABORT("sf_unet_build: %s", err);
   p->params0 = sf_malloc(p->u.total_params * sizeof(float), "test parameters");
   sf_unet_init_params(&p->u, p->params0, seed);
   p->nvox = (size_t)p->u.edge[0] * p->u.edge[0] * p->u.edge[0];

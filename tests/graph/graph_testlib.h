@@ -35,6 +35,9 @@ typedef struct {
 } gt_result;
 
 void gt_problem_init(gt_problem *p, int ps, int base, int K, int groups, uint64_t seed);
+/* The same with the bottleneck dimension given (gt_problem_init: 3, unet_bottleneck_dim's default):
+ * bench_train_step's smallest shapes (problem scale 2-3) need a shallower one. */
+void gt_problem_init_bn(gt_problem *p, int ps, int bottleneck, int base, int K, int groups, uint64_t seed);
 void gt_problem_free(gt_problem *p);
 /* Sample i: x (G^3, 3) uniform in [0,1) plus a class-dependent offset inside a few boxes; labels
  * (G^3) 0 outside the boxes, the box's class inside. Buffers are malloc'ed by the caller. */

@@ -11,13 +11,19 @@
  * --runtime starpu|openmp|sequential picks the task runtime (scaffold/runtime.h; --sched and --bound
  * are StarPU's only); the line then also carries the tasks per step and, under openmp / sequential,
  * the summed kernel (task run) seconds per timed step (scaffold/host_exec.h), for scripts/bench-runtimes.
- *   bench_train_step [--ps 5] [--base 8] [--ncpu 2] [--sched lws] [--slabs 0]
+ *   bench_train_step [--ps 5] [--base 8] [--groups 8] [--bottleneck 3] [--ncpu 2] [--sched lws] [--slabs 0]
  *                    [--warmup 2] [--steps 5] [--determinism 0] [--trace DIR] [--export-graph DIR]
  *                    [--bound DIR] [--bound-lp-timeout 120] [--runtime starpu] [--amp 0] [--worker-nice N]
  * --amp 1 sets torch_amp: 1 (bf16 3x3x3 convolutions on the CPU's bf16 engine, scaffold/cpu_isa.h; refused
  * without one); the default 0 keeps the step fp32 whatever the CPU, so figures compare across machines.
  * The JSON's "precision" says which ("fp32", or "bf16 <engine>"). --worker-nice N sets config worker_nice
- * (default: the config's), the nice increment of the worker threads; "runtime" in the JSON reports it. */
+ * (default: the config's), the nice increment of the worker threads; "runtime" in the JSON reports it.
+ * --groups G: GroupNorm groups (must divide --base), so that the smallest channel counts build too;
+ * --bottleneck B: unet_bottleneck_dim (problem scale - B U-Net levels, at least 1), for the smallest
+ * problems. The
+ * JSON's "submit_s_per_step" is the application thread's time inside sf_submit per timed step (every
+ * runtime), "spawn_s_per_step" the OpenMP submitter thread's time creating tasks (-1 elsewhere); with
+ * the SF_HW_BLOCKS switch the graph splits rows and columns as well (scripts/bench-runtimes' sweep). */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,7 +84,7 @@ static void run_bound_step(sf_graph *g, gt_problem *p, float *x, uint16_t *lab, 
 
 int main(int argc, char **argv)
 {
-  int ps = 5, base = 8, ncpu = 2, slabs = 0, warm = 2, timed = 5, det = 0, amp = 0;
+  int ps = 5, base = 8, groups = 8, bneck = 3, ncpu = 2, slabs = 0, warm = 2, timed = 5, det = 0, amp = 0;
   const char *sched = "lws", *trace_dir = NULL, *graph_dir = NULL, *bound_dir = NULL, *runtime = "starpu";
   double lp_timeout = 120;
   sf_runtime_prepare_process(argv); /* OMP_MAX_TASK_PRIORITY for --runtime openmp */
@@ -86,6 +92,8 @@ int main(int argc, char **argv)
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(k, "--ps")) ps = int_arg(k, v, 2, 9);
     else if (!strcmp(k, "--base")) base = int_arg(k, v, 1, 1024);
+    else if (!strcmp(k, "--groups")) groups = int_arg(k, v, 1, 1024);
+    else if (!strcmp(k, "--bottleneck")) bneck = int_arg(k, v, 0, 8);
     else if (!strcmp(k, "--ncpu")) ncpu = int_arg(k, v, 1, 1024);
     else if (!strcmp(k, "--slabs")) slabs = int_arg(k, v, 0, 1024);
     else if (!strcmp(k, "--warmup")) warm = int_arg(k, v, 0, GT_MAX_STEPS);
@@ -102,13 +110,19 @@ int main(int argc, char **argv)
     else sf_die(SF_EXIT_USAGE, "bench_train_step: unknown or incomplete argument '%s' (see the header comment)", k);
     i++;
   }
+  if (base % groups)
+    sf_die(SF_EXIT_USAGE, "bench_train_step: --groups %d must divide --base %d (GroupNorm groups of equal size)", groups,
+           base);
+  if (ps - bneck < 1)
+    sf_die(SF_EXIT_USAGE, "bench_train_step: --ps %d with --bottleneck %d leaves no U-Net level (ps - bottleneck >= 1)",
+           ps, bneck);
   if (warm + timed + (bound_dir != NULL) > GT_MAX_STEPS) sf_die(SF_EXIT_USAGE, "bench_train_step: warmup + steps must be <= %d", GT_MAX_STEPS);
 
   const char *dirs[3] = {trace_dir, graph_dir, bound_dir};
   for (int i = 0; i < 3; i++)
     if (dirs[i] && sf_mkdir_p(dirs[i]) != 0) sf_die(SF_EXIT_FAILURE, "bench_train_step: cannot create directory '%s'", dirs[i]);
   gt_problem p;
-  gt_problem_init(&p, ps, base, 6, 8, 42); /* 5 categories + background, 8 GroupNorm groups */
+  gt_problem_init_bn(&p, ps, bneck, base, 6, groups, 42); /* 5 categories + background */
   sf_rt_kind rk;
   if (sf_runtime_parse(runtime, &rk) != 0)
     sf_die(SF_EXIT_USAGE, "bench_train_step: --runtime expects starpu, openmp or sequential, got '%s'", runtime);
@@ -132,7 +146,7 @@ int main(int argc, char **argv)
   sf_runtime_describe(desc, sizeof desc);
   float *x = sf_malloc(p.nvox * 3 * sizeof(float), "sample");
   uint16_t *lab = sf_malloc(p.nvox * sizeof(uint16_t), "labels");
-  double t[GT_MAX_STEPS], out[3], loss0 = 0, loss1 = 0, kern = 0;
+  double t[GT_MAX_STEPS], out[3], loss0 = 0, loss1 = 0, kern = 0, subm = 0, spawn = 0;
   long ntasks = 0;
   for (int s = 0; s < warm + timed; s++) {
     gt_sample(&p, s % 4, x, lab);
@@ -142,9 +156,14 @@ int main(int argc, char **argv)
     if (s == warm && bound_dir) sf_bound_start(0, 0);
     if (s == warm) sf_kernel_choices_reset(); /* the timed steps' variants */
     double t0 = sf_now(), tt0 = trace_dir && s >= warm ? sf_trace_now() : 0, k0 = sf_host_kernel_seconds();
+    double sp0 = sf_host_spawn_seconds();
     sf_graph_train_step(g, x, lab, p.cw, 1e-3, s + 1, out);
     double dt = sf_now() - t0;
-    if (s >= warm) kern += sf_host_kernel_seconds() - k0;
+    if (s >= warm) {
+      kern += sf_host_kernel_seconds() - k0;
+      spawn += sf_host_spawn_seconds() - sp0;
+      subm += sf_tasks_submit_seconds_counter(); /* this step's (reset by every step) */
+    }
     ntasks = sf_tasks_count_counter(); /* this step's (reset by every step) */
     if (s == warm && graph_dir && sf_graph_record_write(graph_dir, err, sizeof err) != 0)
       sf_die(SF_EXIT_FAILURE, "export-graph: %s", err);
@@ -192,13 +211,15 @@ int main(int argc, char **argv)
          "\"samples_per_s\": %.6g, \"eff_gflops\": %.6g, \"peak_rss_mib\": %.1f, \"openblas_core\": \"%s\", "
          "\"openblas_coretype_env\": \"%s\", \"cpu_kernels\": \"%s\", \"conv3d_kernels\": \"%s\", \"loss_first\": %.6g, "
          "\"loss_last\": %.6g, \"runtime\": \"%s\", \"runtime_kind\": \"%s\", \"tasks_per_step\": %ld, "
-         "\"kernel_s_per_step\": %.6g, \"graph\": \"%s\", \"precision\": \"%s%s\", \"kernel_choices\": %s, "
+         "\"kernel_s_per_step\": %.6g, \"submit_s_per_step\": %.6g, \"spawn_s_per_step\": %.6g, "
+         "\"groups\": %d, \"graph\": \"%s\", \"precision\": \"%s%s\", \"kernel_choices\": %s, "
          "\"step_s\": [",
          ps, base, ncpu, sched, nslabs, det, p.u.total_params, p.u.forward_flops * 1e-9, warm, timed, med,
          steps_sorted[0], steps_sorted[timed - 1], 1.0 / med, 3.0 * p.u.forward_flops / med * 1e-9,
          (double)ru.ru_maxrss / 1024.0, openblas_get_corename(), ct ? ct : "", sf_cpu_isa_name(sf_cpu_isa_active()),
          conv_kernels,
-         loss0, loss1, desc, sf_runtime_kind_name(rk), ntasks, rk == SF_RT_STARPU ? -1.0 : kern / timed, gdesc,
+         loss0, loss1, desc, sf_runtime_kind_name(rk), ntasks, rk == SF_RT_STARPU ? -1.0 : kern / timed, subm / timed,
+         rk == SF_RT_OPENMP ? spawn / timed : -1.0, groups, gdesc,
          amp ? "bf16 " : "fp32", amp ? sf_cpu_bf16_engine() : "", choices_json);
   free(choices_json);
   for (int i = 0; i < timed; i++) printf("%s%.6g", i ? ", " : "", t[i]);
