@@ -46,14 +46,14 @@ set(SF_LAYER_config_USES config util)
 set(SF_LAYER_config_STARPU OFF)
 
 set(SF_LAYER_kernels_DIRS src/kernels)
-set(SF_LAYER_kernels_HEADERS ops workspace ops_cuda gpu_vendor cpu_isa kernel_choices)
+set(SF_LAYER_kernels_HEADERS ops workspace ops_cuda gpu_vendor cpu_isa kernel_choices kernel_tuning)
 set(SF_LAYER_kernels_USES kernels util)
 set(SF_LAYER_kernels_STARPU OFF)
 
 # runtime -> kernels: runtime_cuda.c releases the CUDA kernels' per-thread workspaces (ops_cuda.h), and the
 # trace statistics name the kernel variants each entry ran (kernel_choices.h, counted by the kernels).
 set(SF_LAYER_runtime_DIRS src/runtime)
-set(SF_LAYER_runtime_HEADERS runtime runtime_cuda dist tensor trace perfmodels opencl_devices host_exec bound graph_record)
+set(SF_LAYER_runtime_HEADERS runtime runtime_cuda dist tensor trace perfmodels machine_class kernel_tuning_setup opencl_devices host_exec bound graph_record)
 set(SF_LAYER_runtime_USES runtime config kernels util)
 set(SF_LAYER_runtime_STARPU ON)
 

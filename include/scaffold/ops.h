@@ -45,7 +45,8 @@ void sf_conv3d_backward_weights_ref(float *dw, const float *x_lo, const float *x
 /* The entries (src/kernels/conv3d/conv3d.c, the family's only entry): the same contracts as the
  * references, run by the variant that wins on this CPU for the shape (Winograd F(2,3), the direct
  * register-blocked kernels of the active CPU kernel set, or im2col + sgemm; conv3d.c holds every
- * rule). sf_conv3d_choose() names the variant a call takes. */
+ * rule). sf_conv3d_choose() names the variant the built-in rules pick for a call; a tuning record
+ * (scaffold/kernel_tuning.h) may pick another. */
 void sf_conv3d_forward(float *y, const float *x_lo, const float *x, const float *x_hi,
                        const float *w, int nd, int H, int W, int Cin, int Cout);
 void sf_conv3d_backward_data(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,

@@ -62,4 +62,7 @@ void sf_steps_print_json(const sf_config *c, const sf_steps_opts *o, const sf_st
  * Returns the exit status; bad options exit 2 before any work. */
 int sf_steps_main(int argc, char **argv, int simulated);
 
+/* The config keys that shape timed steps (NULL-terminated): a command built on sf_steps_run refuses others */
+extern const char *const sf_steps_config_keys[];
+
 #endif

@@ -24,6 +24,7 @@
 #include "scaffold/fsutil.h"
 #include "scaffold/graph.h"
 #include "scaffold/kernel_choices.h"
+#include "scaffold/kernel_tuning_setup.h"
 #include "scaffold/model.h"
 #include "scaffold/npy.h"
 #include "scaffold/ops.h"
@@ -409,6 +410,8 @@ static void describe_cpu_kernels(const sf_config *c, sf_result *res)
 {
   char kdesc[192], kwarn[640];
   sf_info("benchmark: CPU kernels: %s", sf_cpu_kernels_describe(kdesc, sizeof kdesc));
+  char tdesc[PATH_MAX + 512];
+  sf_info("benchmark: %s", sf_kernel_tuning_describe(tdesc, sizeof tdesc));
   if (sf_blas_generic_warning(kwarn, sizeof kwarn)) sf_warn("%s", kwarn);
   sf_result_set_string(res, "cpu_kernels", sf_cpu_isa_name(sf_cpu_isa_active()));
   sf_result_set_number(res, "conv_winograd", sf_conv_winograd_active());
@@ -510,6 +513,7 @@ static void train(bench_run *b)
     sf_die(SF_EXIT_FAILURE, "trace: %s", b->err);
   sf_train_install_signals();
   sf_kernel_choices_reset(); /* count the variants of this run's steps only */
+  sf_conv3d_tuning_counts_reset();
   sf_train_setup ts = {.cfg = c, .data = &b->data, .unet = &b->u, .graph = b->g, .params = b->params,
                        .class_w = b->class_w, .run_dir = b->run_dir, .resume = b->resume,
                        .require_checkpoint = b->resume && (b->o.restart || b->o.run_dir != NULL),
@@ -595,6 +599,7 @@ static void write_result(bench_run *b, double tts)
   sf_result_set_number(res, "step_gflop", sf_graph_step_flops(b->g) * 1e-9);
   sf_result_set_string(res, "blas_core", sf_blas_core_name());
   cJSON_AddItemToObject(sf_result_json(res), "kernel_choices", sf_kernel_choices_json());
+  cJSON_AddItemToObject(sf_result_json(res), "kernel_tuning", sf_kernel_tuning_json());
   if (b->c.bound && sf_dist_is_root()) { /* the bound report of step_probes.c, when the run got that far */
     char *bj = sf_path_join(b->run_dir, "bound.json");
     if (access(bj, R_OK) == 0) sf_result_add_bound(res, bj, (double)b->c.local_batch_size * sf_dist_replicas());

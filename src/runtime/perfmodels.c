@@ -1,17 +1,16 @@
-/* Shipped StarPU perfmodels (scaffold/perfmodels.h, docs/perfmodels.md): matches this machine against
- * perfmodels/<class>/MATCH (model name regex, cpu family, core count, CPU flags), copies the class's
- * sampling tree into the per-user cache under a lock (temporary directory + rename, only when the
- * shipped set's SHA-256 differs from the one stamped in the cache) and points StarPU at the copy with
- * STARPU_PERF_MODEL_DIR / STARPU_HOSTNAME. Anything that goes wrong warns and leaves StarPU's default. */
+/* StarPU perfmodels of this machine's class (scaffold/perfmodels.h, docs/perfmodels.md): the class is the
+ * first whose MATCH fits this machine, among the user's calibrated classes and then the shipped ones
+ * (machine_class.c); its sampling tree is copied into the per-user cache under a lock (temporary directory +
+ * rename, only when the class's SHA-256 differs from the one stamped in the cache) and StarPU is pointed at
+ * the copy with STARPU_PERF_MODEL_DIR / STARPU_HOSTNAME. Anything that goes wrong warns and leaves StarPU's
+ * default. */
 #include "scaffold/perfmodels.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <hwloc.h>
 #include <limits.h>
 #include <pwd.h>
-#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,15 +21,11 @@
 
 #include "scaffold/common.h"
 #include "scaffold/fsutil.h"
+#include "scaffold/machine_class.h"
 #include "scaffold/sha256.h"
 #include "perfmodels_notice.h"
 #include "scaffold/switches.h"
 
-#ifdef SF_SOURCE_DIR
-#define SF_PERFMODELS_DEFAULT_DIR SF_SOURCE_DIR "/perfmodels"
-#else
-#define SF_PERFMODELS_DEFAULT_DIR "perfmodels"
-#endif
 #define STAMP_NAME ".shipped-sha256" /* in the cache copy: SHA-256 of the shipped tree it came from */
 
 enum { PM_UNSET, PM_SHIPPED, PM_USER, PM_DEFAULT };
@@ -50,177 +45,6 @@ char *sf_perfmodels_describe(char *buf, size_t len)
 {
   snprintf(buf, len, "%s", g_note[0] ? g_note : "perfmodels: not set up (StarPU not started)");
   return buf;
-}
-
-/* ---- this machine ---- */
-typedef struct {
-  char model_name[256]; /* /proc/cpuinfo "model name" ("" if none) */
-  long family;          /* "cpu family", -1 if none */
-  char flags[4096];     /* "flags" (x86) or "Features" (arm), space separated */
-  int cores;            /* hwloc's HWLOC_OBJ_CORE count */
-} machine;
-
-static void cpuinfo_value(const char *line, const char *key, char *out, size_t len)
-{
-  size_t k = strlen(key);
-  if (out[0] || strncmp(line, key, k) != 0) return;
-  const char *p = line + k;
-  while (*p == ' ' || *p == '\t') p++;
-  if (*p != ':') return;
-  p++;
-  while (*p == ' ' || *p == '\t') p++;
-  snprintf(out, len, "%s", p);
-  size_t n = strlen(out);
-  while (n && (out[n - 1] == '\n' || out[n - 1] == ' ')) out[--n] = '\0';
-}
-
-static void machine_read(machine *m)
-{
-  memset(m, 0, sizeof *m);
-  char fam[32] = "";
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  if (f) {
-    char *line = NULL;
-    size_t cap = 0;
-    while (getline(&line, &cap, f) > 0) {
-      cpuinfo_value(line, "model name", m->model_name, sizeof m->model_name);
-      cpuinfo_value(line, "cpu family", fam, sizeof fam);
-      cpuinfo_value(line, "flags", m->flags, sizeof m->flags);
-      cpuinfo_value(line, "Features", m->flags, sizeof m->flags);
-    }
-    free(line);
-    fclose(f);
-  }
-  m->family = fam[0] ? strtol(fam, NULL, 10) : -1;
-  hwloc_topology_t t;
-  if (hwloc_topology_init(&t) == 0) {
-    if (hwloc_topology_load(t) == 0) m->cores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
-    hwloc_topology_destroy(t);
-  }
-  if (m->cores <= 0) m->cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
-}
-
-static int has_flag(const char *flags, const char *want, size_t wl)
-{
-  for (const char *p = flags; *p;) {
-    while (*p == ' ' || *p == '\t') p++;
-    size_t n = strcspn(p, " \t");
-    if (n == wl && !strncmp(p, want, wl)) return 1;
-    p += n;
-  }
-  return 0;
-}
-
-static char *trim(char *s)
-{
-  while (*s == ' ' || *s == '\t') s++;
-  size_t n = strlen(s);
-  while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r')) s[--n] = '\0';
-  return s;
-}
-
-/* A MATCH file is data from wherever the class came from: its model_name regex is matched only
- * when it is short and has no back-reference, the one ERE feature glibc cannot match in
- * polynomial time. */
-#define MATCH_REGEX_MAX 256
-static int cheap_regex(const char *re)
-{
-  if (strlen(re) > MATCH_REGEX_MAX) return 0;
-  for (const char *p = re; *p; p++)
-    if (*p == '\\' && p[1]) {
-      if (p[1] >= '1' && p[1] <= '9') return 0;
-      p++;
-    }
-  return 1;
-}
-
-/* Reads perfmodels/<class>/MATCH: "key = value" lines, '#' comment lines. Every key given must hold:
- *   model_name = ERE    POSIX extended regex searched in /proc/cpuinfo "model name"
- *   cpu_family = N      /proc/cpuinfo "cpu family"
- *   cores = N           cores as hwloc counts them
- *   flags = f1 f2 ...   each one present in /proc/cpuinfo "flags"
- * Returns 1 (this machine), 0 (not this machine; `why` says which key differs) or -1 (unusable
- * file: warned). */
-static int match_class(const char *path, const machine *m, char *why, size_t wl)
-{
-  char *text = sf_read_file(path, NULL);
-  if (!text) {
-    sf_warn("perfmodels: cannot read %s: %s; class ignored", path, strerror(errno));
-    return -1;
-  }
-  int result = 1, nkeys = 0, lineno = 0;
-  why[0] = '\0';
-  for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-    lineno++;
-    char *s = trim(line);
-    if (!*s || *s == '#') continue;
-    char *eq = strchr(s, '=');
-    if (!eq) {
-      sf_warn("perfmodels: %s line %d: expected 'key = value', got '%s'; class ignored", path, lineno, s);
-      result = -1;
-      break;
-    }
-    *eq = '\0';
-    char *key = trim(s), *val = trim(eq + 1);
-    nkeys++;
-    int ok;
-    if (!strcmp(key, "model_name")) {
-      if (!cheap_regex(val)) {
-        sf_warn("perfmodels: %s line %d: model_name '%.60s%s' is longer than %d characters or holds a back-reference "
-                "(\\1-\\9), which can make matching take exponential time; class ignored", path, lineno, val,
-                strlen(val) > 60 ? "..." : "", MATCH_REGEX_MAX);
-        result = -1;
-        break;
-      }
-      regex_t re;
-      int rc = regcomp(&re, val, REG_EXTENDED | REG_NOSUB);
-      if (rc != 0) {
-        char msg[256];
-        regerror(rc, &re, msg, sizeof msg);
-        sf_warn("perfmodels: %s line %d: model_name '%s' is not a POSIX extended regex (%s); class ignored", path,
-                lineno, val, msg);
-        result = -1;
-        break;
-      }
-      ok = regexec(&re, m->model_name, 0, NULL, 0) == 0;
-      regfree(&re);
-      if (!ok) snprintf(why, wl, "model name '%s' !~ /%s/", m->model_name, val);
-    } else if (!strcmp(key, "cpu_family") || !strcmp(key, "cores")) {
-      char *end;
-      long want = strtol(val, &end, 10);
-      if (end == val || *end) {
-        sf_warn("perfmodels: %s line %d: %s must be an integer, got '%s'; class ignored", path, lineno, key, val);
-        result = -1;
-        break;
-      }
-      long have = !strcmp(key, "cores") ? m->cores : m->family;
-      ok = have == want;
-      if (!ok) snprintf(why, wl, "%s %ld, not %ld", key, have, want);
-    } else if (!strcmp(key, "flags")) {
-      ok = 1;
-      for (char *p = val; *p && ok;) {
-        while (*p == ' ' || *p == '\t') p++;
-        size_t n = strcspn(p, " \t");
-        if (n && !has_flag(m->flags, p, n)) {
-          ok = 0;
-          snprintf(why, wl, "CPU flag '%.*s' missing", (int)n, p);
-        }
-        p += n;
-      }
-    } else {
-      sf_warn("perfmodels: %s line %d: unknown key '%s' (known: model_name, cpu_family, cores, flags); class ignored",
-              path, lineno, key);
-      result = -1;
-      break;
-    }
-    if (!ok && result == 1) result = 0;
-  }
-  if (result >= 0 && nkeys == 0) {
-    sf_warn("perfmodels: %s has no keys; class ignored", path);
-    result = -1;
-  }
-  free(text);
-  return result;
 }
 
 /* ---- the shipped tree: hash and copy ---- */
@@ -502,63 +326,28 @@ void sf_perfmodels_setup(const char *sched)
     return;
   }
 
-  const char *root = sf_switch("SF_PERFMODELS_DIR");
-  int explicit_root = root && root[0];
-  if (!explicit_root) root = SF_PERFMODELS_DEFAULT_DIR;
-  struct dirent **ents = NULL;
-  int n = scandir(root, &ents, NULL, alphasort);
-  if (n < 0) {
-    if (explicit_root || errno != ENOENT)
-      sf_warn("perfmodels: cannot read the shipped perfmodels directory %s%s: %s; using StarPU's default perfmodels",
-              explicit_root ? "(SF_PERFMODELS_DIR) " : "", root, strerror(errno));
-    starpu_default_note("no shipped perfmodels directory");
-    if (loud && !explicit_root && errno == ENOENT) {
-      char first[PATH_MAX + 256];
-      snprintf(first, sizeof first, "no shipped perfmodels at %s: no perfmodels exist for this machine class; the %s "
-               "scheduler will calibrate from scratch", root, sched);
-      sf_perfmodels_uncalibrated_notice(sched, first);
-    }
-    return;
-  }
-  machine m;
-  machine_read(&m);
-  char cls[64] = "", why[512] = "", reasons[1024] = "";
-  for (int i = 0; i < n; i++) {
-    const char *name = ents[i]->d_name;
-    size_t nl = strlen(name);
-    int valid = name[0] != '.' && nl > 0 && nl < sizeof cls && strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                                                            "0123456789._-") == nl;
-    if (!cls[0] && valid) {
-      char *dir = sf_path_join(root, name), *mp = sf_path_join(dir, "MATCH");
-      if (sf_dir_exists(dir) && sf_file_exists(mp)) {
-        int r = match_class(mp, &m, why, sizeof why);
-        if (r == 1) snprintf(cls, sizeof cls, "%s", name);
-        else if (r == 0) {
-          size_t k = strlen(reasons);
-          snprintf(reasons + k, sizeof reasons - k, "%s%s: %s", k ? "; " : "", name, why);
-        }
-      }
-      free(dir);
-      free(mp);
-    }
-    free(ents[i]);
-  }
-  free(ents);
-
-  if (!cls[0]) {
-    starpu_default_note("no shipped class matches this machine");
+  sf_machine_class mc;
+  char reasons[2048];
+  if (!sf_machine_class_find(&mc, "sampling", reasons, sizeof reasons)) {
+    starpu_default_note("no class matches this machine");
     if (loud) {
-      char first[PATH_MAX + 2048];
-      snprintf(first, sizeof first, "no shipped class in %s matches this machine (model name '%s', %d cores%s%s): no "
+      sf_machine m;
+      sf_machine_read(&m);
+      char first[PATH_MAX + 4096], user[PATH_MAX] = "?";
+      int explicit_root;
+      sf_machine_classes_user_root(user, sizeof user);
+      snprintf(first, sizeof first, "no class in %s or %s matches this machine (model name '%s', %d cores%s%s): no "
                "perfmodels exist for this machine class; the %s scheduler will calibrate from scratch",
-               root, m.model_name, m.cores, reasons[0] ? "; " : "", reasons, sched);
+               user, sf_machine_classes_shipped_root(&explicit_root), m.model_name, m.cores, reasons[0] ? "; " : "",
+               reasons, sched);
       sf_perfmodels_uncalibrated_notice(sched, first);
     }
     return;
   }
+  const char *cls = mc.name, *kind = mc.user ? "calibrated here" : "shipped";
 
-  char src[PATH_MAX], base[PATH_MAX], err[2 * PATH_MAX + 128];
-  snprintf(src, sizeof src, "%s/%s/sampling", root, cls);
+  char src[PATH_MAX + 16], base[PATH_MAX], err[2 * PATH_MAX + 128];
+  snprintf(src, sizeof src, "%s/sampling", mc.dir);
   int copied = 0;
   if (!sf_dir_exists(src)) {
     snprintf(err, sizeof err, "class %s matches this machine but %s is not a directory", cls, src);
@@ -569,7 +358,7 @@ void sf_perfmodels_setup(const char *sched)
     setenv("STARPU_HOSTNAME", cls, 1);
     snprintf(g_class, sizeof g_class, "%s", cls);
     g_state = PM_SHIPPED;
-    snprintf(g_note, sizeof g_note, "perfmodels: %s (shipped, cache %s%s)", cls, g_cache,
+    snprintf(g_note, sizeof g_note, "perfmodels: %s (%s, cache %s%s)", cls, kind, g_cache,
              copied ? ", copied now" : "");
     if (loud) {
       sf_info("runtime: %s", g_note);

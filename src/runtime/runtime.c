@@ -19,6 +19,7 @@
 #include "scaffold/common.h"
 #include "scaffold/dist.h"
 #include "scaffold/opencl_devices.h"
+#include "scaffold/kernel_tuning_setup.h"
 #include "scaffold/perfmodels.h"
 #include "scaffold/runtime_cuda.h"
 #include "scaffold/tensor.h"
@@ -189,6 +190,7 @@ int sf_runtime_init(const sf_config *c)
   g_kind = SF_RT_STARPU;
   if (sf_runtime_parse(c->runtime, &g_kind) != 0)
     sf_die(SF_EXIT_USAGE, "runtime: unknown runtime '%s'; expected starpu, openmp or sequential", c->runtime);
+  sf_kernel_tuning_setup(); /* the machine's kernel choices (scaffold/kernel_tuning_setup.h), every runtime */
   if (g_kind != SF_RT_STARPU) return host_init(c);
   struct starpu_conf conf;
   if (starpu_conf_init(&conf) != 0) sf_die(SF_EXIT_FAILURE, "starpu_conf_init failed");

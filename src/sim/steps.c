@@ -12,6 +12,7 @@
 #include "scaffold/common.h"
 #include "scaffold/dist.h"
 #include "scaffold/kernel_choices.h"
+#include "scaffold/kernel_tuning.h"
 #include "scaffold/fsutil.h"
 #include "scaffold/graph.h"
 #include "scaffold/model.h"
@@ -124,6 +125,7 @@ static int run_steps(sf_graph *g, const sf_unet *u, const sf_config *c, const sf
       sf_dist_comm_sent(sent0);
       cpu0 = thread_cpu_s();
       sf_kernel_choices_reset(); /* the timed steps' variants */
+      sf_conv3d_tuning_counts_reset();
     }
     double t0 = sf_now();
     sf_graph_train_batch(g, b.B, (const float *const *)b.x, (const uint16_t *const *)b.lab, b.cw, 1e-4, s + 1, out);

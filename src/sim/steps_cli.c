@@ -72,7 +72,7 @@ static int extra_opt(void *ctx, int argc, char **argv, int i)
 
 /* The keys that shape the timed steps: the network, the batch and optimizer, precision and determinism, the
  * runtime and its workers, the slab plan, traces, and the keys every command reads. */
-static const char *const steps_reads[] = {
+const char *const sf_steps_config_keys[] = {
   "problem_scale", "unet_bottleneck_dim", "unet_base_channels", "n_categories", "group_norm_groups",
   "local_batch_size", "optimizer", "seed", "torch_amp", "more_determinism", "activation_checkpointing",
   "framework", "scheduler", "runtime", "ncpu", "ncuda", "nopencl", "worker_nice", "slabs", "trace",
@@ -106,7 +106,7 @@ int sf_steps_main(int argc, char **argv, int simulated)
   int next = sf_config_from_cli(&c, argc, argv, 1, &verbose, extra_opt, &s);
   if (next < argc) sf_die(SF_EXIT_USAGE, "%s: unexpected argument '%s' (see --help)", s.prog, argv[next]);
   sf_perfmodels_set_verbose(verbose); /* -v lists the stale codelets of a shipped class */
-  sf_config_refuse_unread(&c, s.prog, steps_reads,
+  sf_config_refuse_unread(&c, s.prog, sf_steps_config_keys,
                           "it times training steps of the network on synthetic samples; the dataset, training-run, "
                           "bound and output keys take effect in `scaffold benchmark`", verbose);
   const char *bad_key = NULL;

@@ -1,6 +1,7 @@
 /* The report of timed training steps (scaffold/steps.h): a human summary (step times, samples/s, busy share
  * per worker, bytes per bus) and one "SFSTEPS {json}" line that `scaffold simulate` and the validation
  * script read. Simulated runs say so on every line, and print no loss: SimGrid does not compute. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@
 
 #include "scaffold/common.h"
 #include "scaffold/kernel_choices.h"
+#include "scaffold/kernel_tuning_setup.h"
 #include "scaffold/steps.h"
 
 static double busy_share(const sf_steps_result *r, int w)
@@ -22,12 +24,12 @@ void sf_steps_print(const sf_config *c, const sf_steps_opts *o, const sf_steps_r
           o->simulated ? "simulation (StarPU SimGrid)" : "real run", o->machine ? o->machine : "this machine",
           c->problem_scale, c->unet_base_channels, r->batch, r->nslabs, r->tasks_per_step);
   fprintf(out, "runtime: %s\n", r->runtime);
-  char choices[1024];
+  char choices[1024], tdesc[PATH_MAX + 512];
   if (o->simulated)
     fprintf(out, "CPU kernel variants: not run (simulated: StarPU replays the perfmodels of the machine class)\n");
   else
-    fprintf(out, "CPU kernel variants run in the timed steps (calls per entry): %s\n",
-            sf_kernel_choices_describe(choices, sizeof choices));
+    fprintf(out, "CPU kernel variants run in the timed steps (calls per entry): %s\n%s\n",
+            sf_kernel_choices_describe(choices, sizeof choices), sf_kernel_tuning_describe(tdesc, sizeof tdesc));
   fprintf(out, "%s step time: median %.6f s (min %.6f, max %.6f over %d timed steps after %d warm-up)\n", what,
           r->median_s, r->min_s, r->max_s, o->steps, o->warmup);
   fprintf(out, "%s throughput: %.4g samples/s, %.4g GFLOP/s (%.4g GFLOP per step)\n", what, r->samples_per_s,
@@ -105,6 +107,7 @@ static cJSON *steps_json(const sf_config *c, const sf_steps_opts *o, const sf_st
   cJSON_AddItemToObject(j, "sent_per_step", cJSON_CreateDoubleArray(r->sent_per_step, nr));
   /* what the timed steps' CPU entries ran; empty when simulated (no codelet executes) */
   cJSON_AddItemToObject(j, "kernel_choices", sf_kernel_choices_json());
+  if (!o->simulated) cJSON_AddItemToObject(j, "kernel_tuning", sf_kernel_tuning_json());
   return j;
 }
 

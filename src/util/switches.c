@@ -73,8 +73,11 @@ static const sf_switch_def product_switches[] = {
   PRODUCT("SF_OPENCL_KERNEL_DIR", 0, any_path, "a directory", "the kernels built into the executable", "runtime",
           "Reads the OpenCL kernel sources from this directory (kernel development). Never applied from a "
           "result file: it names code to compile and run."),
+  PRODUCT("SF_KERNEL_TUNING", 0, any_path, "0 | 1 | a tuning record file", "1", "runtime",
+          "0 ignores the machine class's kernel tuning record (the built-in rules choose every kernel variant); "
+          "a file path uses that record instead of the class's (A/B runs, `scaffold calibrate`)."),
   PRODUCT("SF_PERFMODELS_DIR", 0, any_path, "a directory", "the source tree's perfmodels/", "runtime",
-          "Where the shipped machine classes are looked up (docs/perfmodels.md)."),
+          "Where the shipped machine classes are looked up, after the user's own (docs/perfmodels.md)."),
   PRODUCT("SF_CONFIG_DIR", 0, any_path, "a directory", "the source tree's configs/", "harness",
           "Where profile, weights and config names are resolved."),
   PRODUCT("SF_OUTROOT", 0, any_path, "a directory", "none: `jobs` needs -o", "cli",

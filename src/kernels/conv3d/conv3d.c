@@ -2,41 +2,22 @@
  * weights; contracts in scaffold/ops.h). Every rule that chooses a variant is here, with the measurements
  * behind it: Winograd F(2,3) on wide layers with enough tiles, else the direct register blocks of the active
  * CPU kernel set where they beat im2col + sgemm, else im2col; for torch_amp: 1, the bf16 engine (AMX tiles or
- * AVX-512 VDPBF16PS). sf_conv3d_choose() answers "which variant runs this call" for the run header, the
- * result file and the trace; the entries run exactly what it answers. With VDPBF16PS, forward and dX run
+ * AVX-512 VDPBF16PS). A tuning record measured on the machine (scaffold/kernel_tuning.h) overrides these
+ * rules per call shape. sf_conv3d_choose() answers "which variant do the built-in rules pick"; the entries
+ * run the record's variant or that one, and count which ran for the run header, the result file and the
+ * trace. With VDPBF16PS, forward and dX run
  * Winograd with bf16 GEMMs where it beats the direct VDPBF16PS kernel. The variants (conv3d_variants.h,
  * conv3d_bf16_internal.h) never call back here. */
-#include <pthread.h>
 #include <stdio.h>
 
 #include "scaffold/common.h"
 #include "scaffold/cpu_isa.h"
 #include "scaffold/kernel_choices.h"
+#include "scaffold/kernel_tuning.h"
 #include "scaffold/ops.h"
-#include "scaffold/switches.h"
 
 #include "conv3d_bf16_internal.h"
 #include "conv3d_variants.h"
-
-/* ---- the Winograd switch ----------------------------------------------------------------------------- */
-static int wino_on = -1;
-static pthread_once_t wino_once = PTHREAD_ONCE_INIT;
-static void wino_decide(void)
-{
-  wino_on = !sf_switch_is("SF_CONV_WINOGRAD", "0");
-}
-
-int sf_conv_winograd_active(void)
-{
-  pthread_once(&wino_once, wino_decide);
-  return wino_on && sf_cpu_isa_active() >= SF_ISA_AVX2;
-}
-
-void sf_conv_winograd_set_for_testing(int on)
-{
-  pthread_once(&wino_once, wino_decide);
-  wino_on = on;
-}
 
 /* ---- where the direct kernels beat im2col + sgemm ------------------------------------------------------ */
 
@@ -193,66 +174,46 @@ sf_conv3d_variant sf_conv3d_choose(sf_conv3d_direction dir, int bf16, int nd, in
   SF_ABORT("sf_conv3d_choose: direction %d", (int)dir);
 }
 
-const char *sf_conv3d_variant_name(sf_conv3d_variant v)
-{
-  static char names[2][4][32]; /* [winograd?][kernel set] */
-  sf_cpu_isa isa = sf_cpu_isa_active();
-  switch (v) {
-  case SF_CONV3D_IM2COL: return "im2col";
-  case SF_CONV3D_VDPBF16: return "vdpbf16ps";
-  case SF_CONV3D_WINOGRAD_BF16: return "winograd-vdpbf16ps";
-  case SF_CONV3D_AMX: return "amx";
-  case SF_CONV3D_DIRECT:
-  case SF_CONV3D_WINOGRAD: {
-    int wino = v == SF_CONV3D_WINOGRAD, i = (int)isa & 3;
-    if (!names[wino][i][0]) /* a race writes the same bytes */
-      snprintf(names[wino][i], sizeof names[wino][i], "%s-%s", wino ? "winograd" : "direct", sf_cpu_isa_name(isa));
-    return names[wino][i];
-  }
-  }
-  return "?";
-}
-
-/* The choice, counted for the run's report (scaffold/kernel_choices.h) */
-static sf_conv3d_variant chosen(sf_conv3d_direction dir, int bf16, int nd, int H, int W, int Cin, int Cout)
+/* The choice of one call: the machine's tuning record where it has the shape (scaffold/kernel_tuning.h), else
+ * the built-in rules above; counted for the run's report (scaffold/kernel_choices.h) */
+static sf_conv3d_variant chosen(const sf_conv3d_shape *s)
 {
   static const sf_kernel_op ops[] = {SF_KOP_CONV3D_FORWARD, SF_KOP_CONV3D_BACKWARD_DATA,
                                      SF_KOP_CONV3D_BACKWARD_WEIGHTS, SF_KOP_CONV3D_BACKWARD_WEIGHTS_TAPS};
-  sf_conv3d_variant v = sf_conv3d_choose(dir, bf16, nd, H, W, Cin, Cout);
-  sf_kernel_choice_note(ops[dir], sf_conv3d_variant_name(v));
+  sf_conv3d_shapes_note(s);
+  sf_conv3d_variant v;
+  int tuned = sf_conv3d_tuning_lookup(s, &v);
+  if (!tuned) v = sf_conv3d_choose(s->dir, s->bf16, s->nd, s->H, s->W, s->Cin, s->Cout);
+  sf_conv3d_tuning_count_call(tuned);
+  sf_kernel_choice_note(ops[s->dir], sf_conv3d_variant_name(v));
   return v;
+}
+
+static void run_chosen(sf_conv3d_direction dir, int bf16, float *out, const float *lo, const float *mid,
+                       const float *hi, const float *other, int t0, int t1, int nd, int H, int W, int Cin, int Cout)
+{
+  sf_conv3d_shape s = {dir, bf16, nd, H, W, Cin, Cout};
+  sf_conv3d_run(chosen(&s), &s, out, lo, mid, hi, other, t0, t1);
 }
 
 /* ---- fp32 entries ------------------------------------------------------------------------------------ */
 void sf_conv3d_forward(float *y, const float *x_lo, const float *x, const float *x_hi, const float *w, int nd, int H,
                        int W, int Cin, int Cout)
 {
-  switch (chosen(SF_CONV3D_FORWARD, 0, nd, H, W, Cin, Cout)) {
-  case SF_CONV3D_WINOGRAD: sf_conv3d_forward_winograd(y, x_lo, x, x_hi, w, nd, H, W, Cin, Cout); return;
-  case SF_CONV3D_DIRECT: sf_conv3d_forward_direct(y, x_lo, x, x_hi, w, nd, H, W, Cin, Cout); return;
-  default: sf_conv3d_forward_im2col(y, x_lo, x, x_hi, w, nd, H, W, Cin, Cout); return;
-  }
+  run_chosen(SF_CONV3D_FORWARD, 0, y, x_lo, x, x_hi, w, 0, 27, nd, H, W, Cin, Cout);
 }
 
 void sf_conv3d_backward_data(float *dx, const float *dy_lo, const float *dy, const float *dy_hi, const float *w,
                              int nd, int H, int W, int Cin, int Cout)
 {
-  switch (chosen(SF_CONV3D_BACKWARD_DATA, 0, nd, H, W, Cin, Cout)) {
-  case SF_CONV3D_WINOGRAD: sf_conv3d_backward_data_winograd(dx, dy_lo, dy, dy_hi, w, nd, H, W, Cin, Cout); return;
-  case SF_CONV3D_DIRECT: sf_conv3d_backward_data_direct(dx, dy_lo, dy, dy_hi, w, nd, H, W, Cin, Cout); return;
-  default: sf_conv3d_backward_data_im2col(dx, dy_lo, dy, dy_hi, w, nd, H, W, Cin, Cout); return;
-  }
+  run_chosen(SF_CONV3D_BACKWARD_DATA, 0, dx, dy_lo, dy, dy_hi, w, 0, 27, nd, H, W, Cin, Cout);
 }
 
 void sf_conv3d_backward_weights(float *dw, const float *x_lo, const float *x, const float *x_hi, const float *dy,
                                 int nd, int H, int W, int Cin, int Cout)
 {
   if ((size_t)nd * H * W == 0) return;
-  switch (chosen(SF_CONV3D_BACKWARD_WEIGHTS, 0, nd, H, W, Cin, Cout)) {
-  case SF_CONV3D_WINOGRAD: sf_conv3d_backward_weights_winograd(dw, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout); return;
-  case SF_CONV3D_DIRECT: sf_conv3d_backward_weights_direct(dw, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout); return;
-  default: sf_conv3d_backward_weights_im2col(dw, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout); return;
-  }
+  run_chosen(SF_CONV3D_BACKWARD_WEIGHTS, 0, dw, x_lo, x, x_hi, dy, 0, 27, nd, H, W, Cin, Cout);
 }
 
 void sf_conv3d_backward_weights_taps(float *dw, int t0, int t1, const float *x_lo, const float *x, const float *x_hi,
@@ -260,10 +221,7 @@ void sf_conv3d_backward_weights_taps(float *dw, int t0, int t1, const float *x_l
 {
   SF_ASSERT(0 <= t0 && t0 <= t1 && t1 <= 27 && Cout >= SF_CONV_DW_T_COUT);
   if ((size_t)nd * H * W == 0 || t1 == t0 || Cin == 0) return;
-  if (chosen(SF_CONV3D_BACKWARD_WEIGHTS_TAPS, 0, nd, H, W, Cin, Cout) == SF_CONV3D_DIRECT)
-    sf_conv3d_backward_weights_taps_direct(dw, t0, t1, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout);
-  else
-    sf_conv3d_backward_weights_taps_im2col(dw, t0, t1, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout);
+  run_chosen(SF_CONV3D_BACKWARD_WEIGHTS_TAPS, 0, dw, x_lo, x, x_hi, dy, t0, t1, nd, H, W, Cin, Cout);
 }
 
 /* ---- bf16 entries: the active engine ------------------------------------------------------------------ */
@@ -277,34 +235,21 @@ void sf_conv3d_forward_bf16(float *y, const float *x_lo, const float *x, const f
                             int H, int W, int Cin, int Cout)
 {
   need_engine();
-  switch (chosen(SF_CONV3D_FORWARD, 1, nd, H, W, Cin, Cout)) {
-  case SF_CONV3D_AMX: sf_conv3d_amx(y, x_lo, x, x_hi, w, nd, H, W, Cin, Cout, 0); return;
-  case SF_CONV3D_WINOGRAD_BF16: sf_conv3d_forward_winograd_bf16(y, x_lo, x, x_hi, w, nd, H, W, Cin, Cout); return;
-  default: sf_conv3d_vdpbf16(y, x_lo, x, x_hi, w, nd, H, W, Cin, Cout, 0); return;
-  }
+  run_chosen(SF_CONV3D_FORWARD, 1, y, x_lo, x, x_hi, w, 0, 27, nd, H, W, Cin, Cout);
 }
 
 void sf_conv3d_backward_data_bf16(float *dx, const float *dy_lo, const float *dy, const float *dy_hi, const float *w,
                                   int nd, int H, int W, int Cin, int Cout)
 {
   need_engine();
-  switch (chosen(SF_CONV3D_BACKWARD_DATA, 1, nd, H, W, Cin, Cout)) {
-  case SF_CONV3D_AMX: sf_conv3d_amx(dx, dy_lo, dy, dy_hi, w, nd, H, W, Cin, Cout, 1); return;
-  case SF_CONV3D_WINOGRAD_BF16:
-    sf_conv3d_backward_data_winograd_bf16(dx, dy_lo, dy, dy_hi, w, nd, H, W, Cin, Cout);
-    return;
-  default: sf_conv3d_vdpbf16(dx, dy_lo, dy, dy_hi, w, nd, H, W, Cin, Cout, 1); return;
-  }
+  run_chosen(SF_CONV3D_BACKWARD_DATA, 1, dx, dy_lo, dy, dy_hi, w, 0, 27, nd, H, W, Cin, Cout);
 }
 
 void sf_conv3d_backward_weights_taps_bf16(float *dw, int t0, int t1, const float *x_lo, const float *x,
                                           const float *x_hi, const float *dy, int nd, int H, int W, int Cin, int Cout)
 {
   need_engine();
-  if (chosen(SF_CONV3D_BACKWARD_WEIGHTS_TAPS, 1, nd, H, W, Cin, Cout) == SF_CONV3D_AMX)
-    sf_conv3d_weights_amx(dw, t0, t1, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout);
-  else
-    sf_conv3d_weights_vdpbf16(dw, t0, t1, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout);
+  run_chosen(SF_CONV3D_BACKWARD_WEIGHTS_TAPS, 1, dw, x_lo, x, x_hi, dy, t0, t1, nd, H, W, Cin, Cout);
 }
 
 /* Weights packed once per forward: only the AMX engine has a slab-independent layout */
@@ -324,6 +269,7 @@ void sf_conv3d_bf16_packed(float *y, const float *x_lo, const float *x, const fl
                            int H, int W, int Cin, int Cout, int flip)
 {
   SF_ASSERT(sf_conv3d_bf16_packed_bytes(Cin, Cout, flip) > 0);
-  chosen(flip ? SF_CONV3D_BACKWARD_DATA : SF_CONV3D_FORWARD, 1, nd, H, W, Cin, Cout);
+  sf_conv3d_shape s = {flip ? SF_CONV3D_BACKWARD_DATA : SF_CONV3D_FORWARD, 1, nd, H, W, Cin, Cout};
+  chosen(&s); /* AMX only: the one bf16 variant with a packed layout */
   sf_conv3d_amx_packed(y, x_lo, x, x_hi, wp, nd, H, W, Cin, Cout, flip);
 }

@@ -9,8 +9,16 @@
 #ifndef SF_CONV3D_VARIANTS_H
 #define SF_CONV3D_VARIANTS_H
 
+#include "scaffold/kernel_tuning.h"
+
 #ifndef SF_CONV_DW_T_COUT
 #define SF_CONV_DW_T_COUT 17 /* the im2col dW forms its GEMM transposed when Cout < this (taps need >=) */
+/* Runs variant v for shape s (conv3d_run.c): the one dispatcher of the entry and the tuner. Arguments in the
+ * order of the direction's entry: forward (y; x, its halo planes; w), dX (dx; dy planes; w), dW (dw; x planes;
+ * dy), dW taps t0..t1 (the same); t0, t1 are read for taps only. */
+void sf_conv3d_run(sf_conv3d_variant v, const sf_conv3d_shape *s, float *out, const float *lo, const float *mid,
+                   const float *hi, const float *other, int t0, int t1);
+
 #endif
 
 void sf_conv3d_forward_im2col(float *y, const float *x_lo, const float *x, const float *x_hi, const float *w, int nd,
@@ -58,5 +66,11 @@ void sf_conv3d_backward_data_winograd_bf16(float *dx, const float *dy_lo, const 
 /* the weight gradient (accumulated, all 27 taps): K, N = Cin, Cout */
 void sf_conv3d_backward_weights_winograd(float *dw, const float *x_lo, const float *x, const float *x_hi,
                                          const float *dy, int nd, int H, int W, int Cin, int Cout);
+
+/* Runs variant v for shape s (conv3d_run.c): the one dispatcher of the entry and the tuner. Arguments in the
+ * order of the direction's entry: forward (y; x, its halo planes; w), dX (dx; dy planes; w), dW (dw; x planes;
+ * dy), dW taps t0..t1 (the same); t0, t1 are read for taps only. */
+void sf_conv3d_run(sf_conv3d_variant v, const sf_conv3d_shape *s, float *out, const float *lo, const float *mid,
+                   const float *hi, const float *other, int t0, int t1);
 
 #endif
