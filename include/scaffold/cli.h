@@ -13,6 +13,10 @@ int sf_cmd_compare(int argc, char **argv);
 int sf_cmd_summary(int argc, char **argv);
 int sf_cmd_steps(int argc, char **argv);
 int sf_cmd_simulate(int argc, char **argv);
+int sf_cmd_tune(int argc, char **argv);
+int sf_cmd_calibrate(int argc, char **argv);
+int sf_cmd_tune(int argc, char **argv);
+int sf_cmd_calibrate(int argc, char **argv);
 
 /* `scaffold benchmark`, before any work (src/cli/cmd_benchmark_checks.c): refuses, with exit status
  * 2 and a message naming where the key was set, what this build cannot run - the dataset layout,

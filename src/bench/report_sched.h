@@ -26,7 +26,7 @@ int sf_sched_matrix_base_unmeasured(const sf_report *r, const sf_group *g);
 double sf_sched_bound_pct(const sf_group *g);
 #define SF_SCHED_BOUND_NOTE                                                                                 \
   "measured faster than the lower bound: the perfmodels behind that bound were calibrated under other " \
-  "conditions (another load, stale models), so it is no bound for this run; recalibrate (scripts/calibrate) " \
+  "conditions (another load, stale models), so it is no bound for this run; recalibrate (`scaffold calibrate`) " \
   "on a quiet machine"
 void sf_sched_matrix_free(sf_sched_matrix *m);
 /* The text rendering (after the report table; nothing when there is no schedulers.* group). */

@@ -24,6 +24,10 @@ static const subcommand commands[] = {
   {"compare", sf_cmd_compare, "two result sets side by side: ratio and spread per test"},
   {"simulate", sf_cmd_simulate, "predict training steps on a machine class (StarPU SimGrid)"},
   {"steps", sf_cmd_steps, "time training steps of the config's task graph (synthetic samples)"},
+  {"tune", sf_cmd_tune, "measure the fastest kernel variant per call shape on this machine (tuning record)"},
+  {"calibrate", sf_cmd_calibrate, "measure this machine's class: perfmodels, bus files, tuning record, baseline"},
+  {"tune", sf_cmd_tune, "measure the fastest kernel variant per call shape on this machine (tuning record)"},
+  {"calibrate", sf_cmd_calibrate, "measure this machine's class: perfmodels, bus files, tuning record, baseline"},
 };
 
 static void usage(FILE *f)

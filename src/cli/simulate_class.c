@@ -9,18 +9,26 @@
 
 #include "scaffold/common.h"
 #include "scaffold/fsutil.h"
+#include "scaffold/machine_class.h"
 #include "scaffold/runtime.h"
 #include "simulate.h"
 #include "scaffold/switches.h"
 
+/* A folder, or a class name: the user's own class of that name (`scaffold calibrate`) when it has models,
+ * else the shipped one (scaffold/machine_class.h) */
 static char *class_path(const char *arg)
 {
   if (strchr(arg, '/')) return sf_strdup(arg);
-  const char *root = sf_switch("SF_PERFMODELS_DIR");
-  char *base = root && *root ? sf_strdup(root) : sf_path_join(SF_SOURCE_DIR, "perfmodels");
-  char *p = sf_path_join(base, arg);
-  free(base);
-  return p;
+  char user[PATH_MAX];
+  if (sf_machine_classes_user_root(user, sizeof user) == 0) {
+    char *dir = sf_path_join(user, arg), *sampling = sf_path_join(dir, "sampling");
+    int mine = sf_dir_exists(sampling);
+    free(sampling);
+    if (mine) return dir;
+    free(dir);
+  }
+  int explicit_root;
+  return sf_path_join(sf_machine_classes_shipped_root(&explicit_root), arg);
 }
 
 /* bus/<name>.config: "N # Number of CPUs", NUMA, CUDA, OpenCL, ... in that order. */
@@ -37,7 +45,7 @@ static int read_bus_config(sim_class *c, char *err, size_t errlen)
   if (f) fclose(f);
   if (n < 4) {
     snprintf(err, errlen, "class '%s': %s %s; expected StarPU's bus configuration (CPUs, NUMA nodes, CUDA and "
-             "OpenCL devices) as scripts/calibrate writes it", c->name, path, f ? "is incomplete" : "is missing");
+             "OpenCL devices) as `scaffold calibrate` writes it", c->name, path, f ? "is incomplete" : "is missing");
     free(path);
     return -1;
   }
@@ -49,7 +57,7 @@ static int read_bus_config(sim_class *c, char *err, size_t errlen)
   path = sf_path_join(c->dir, rel);
   int ok = sf_file_exists(path);
   if (!ok)
-    snprintf(err, errlen, "class '%s': no SimGrid platform file %s; recalibrate the class with scripts/calibrate "
+    snprintf(err, errlen, "class '%s': no SimGrid platform file %s; recalibrate the class with `scaffold calibrate` "
              "(it saves the platform with the bus files)", c->name, path);
   free(path);
   return ok ? 0 : -1;
@@ -136,8 +144,8 @@ int sim_class_load(const char *arg, sim_class *c, char *err, size_t errlen)
   const char *slash = strrchr(c->dir, '/');
   c->name = sf_strdup(slash && slash[1] ? slash + 1 : c->dir);
   if (!sf_dir_exists(c->dir)) {
-    snprintf(err, errlen, "--class '%s': no class folder %s (classes: perfmodels/<name>/, made by scripts/calibrate "
-             "or scripts/derive-class)", arg, c->dir);
+    snprintf(err, errlen, "--class '%s': no class folder %s (classes: the user's own, made by `scaffold calibrate`, "
+             "then perfmodels/<name>/, or a folder made by scripts/derive-class)", arg, c->dir);
     return -1;
   }
   if (read_bus_config(c, err, errlen) != 0 || read_derived(c, err, errlen) != 0) return -1;
@@ -177,7 +185,7 @@ int sim_class_check_mix(const sim_class *c, const sim_mix *m, char *err, size_t 
   }
   if ((m->ncuda > 0 && !c->has_cuda_models) || (m->nopencl > 0 && !c->has_opencl_models)) {
     snprintf(err, errlen, "mix %d:%d:%d uses %s workers but class '%s' has no codelet models for them (calibrate the "
-             "class with such a worker: scripts/calibrate)", m->ncpu, m->ncuda, m->nopencl,
+             "class with such a worker: `scaffold calibrate`)", m->ncpu, m->ncuda, m->nopencl,
              m->ncuda > 0 && !c->has_cuda_models ? "CUDA" : "OpenCL", c->name);
     return -1;
   }

@@ -43,7 +43,7 @@ static void print_area_line(const bound_figures *b)
            b->area_steps, b->area_s, b->area_b, b->area_s / b->area_b);
   else
     printf("bound: area window: %d step(s) measured %.4f s, area bound unavailable: some task has no calibrated "
-           "perfmodel estimate (run the same configuration again, or scripts/calibrate)\n", b->area_steps, b->area_s);
+           "perfmodel estimate (run the same configuration again, or `scaffold calibrate`)\n", b->area_steps, b->area_s);
 }
 
 static void print_deps_line(const bound_figures *b)
@@ -77,7 +77,7 @@ static void print_lines(const bound_figures *b)
   if ((b->area_b > 0 && b->area_s < b->area_b) || (b->d && b->deps_b > 0 && b->deps_s < b->deps_b))
     printf("bound: warning: a measured time is below its lower bound, so the perfmodels behind it describe other "
            "conditions (calibrated under another load, or stale): that bound is not valid for this run; recalibrate "
-           "on a quiet machine (scripts/calibrate, docs/scheduling.md)\n");
+           "on a quiet machine (`scaffold calibrate`, docs/scheduling.md)\n");
 }
 
 /* v rounded to `digits` significant digits (bound.json's precision), or null when negative. */

@@ -9,10 +9,6 @@
 
 #include "scaffold/common.h"
 
-/* How long scripts/calibrate takes (measured 2026-12-01: docs/perfmodels.md) */
-#define SF_CALIBRATE_TIME                                                                                              \
-  "about 3 minutes (160 s on a 2-core EPYC at load 11, most of it ps 5 b64) plus a Release build of the "        \
-  "project when build-perf/ does not exist yet"
 
 /* StarPU 1.3.10's own model directory without STARPU_PERF_MODEL_DIR: <home>/.starpu/sampling with
  * <home> = $XDG_CACHE_HOME, else $HOME (STARPU_HOME set means the user is in charge: no notice). */
@@ -52,9 +48,8 @@ void sf_perfmodels_uncalibrated_notice(const char *sched, const char *first)
           "would finish first, so the placements of the first steps of each shape (about 10) are uninformed and "
           "the steps slower; StarPU saves what it learnt at shutdown: %s",
           sched, learnt);
-  sf_info("runtime: perfmodels: to calibrate this machine class: scripts/calibrate NAME (builds "
-          "tests/perf/bench_train_step, runs 11 dmda steps with STARPU_CALIBRATE=1 at ps 4 b8 and ps 5 b8/b16/b64 on "
-          "2 workers and ps 5 b16 on 1 worker, %s; writes perfmodels/NAME/sampling and a MATCH for this machine "
-          "class, to commit) (docs/perfmodels.md)",
-          SF_CALIBRATE_TIME);
+  sf_info("runtime: perfmodels: to calibrate this machine class: `scaffold calibrate --quick -c CONFIG` (11 "
+          "calibrating dmda steps of the config's shape, a few minutes) or `scaffold calibrate` (the standard "
+          "shapes, a tuning record and a harness baseline); either writes a class of your own for machines like "
+          "this one (docs/perfmodels.md)");
 }

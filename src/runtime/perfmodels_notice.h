@@ -6,7 +6,7 @@
 /* Prints, after `first` (the line saying which shipped classes there are and why none matches),
  * what the scheduler `sched` does meanwhile (StarPU calibrates while running, the first steps'
  * placements are uninformed), what StarPU already learnt on this host in its default model
- * directory, and how to calibrate the class (scripts/calibrate). */
+ * directory, and how to calibrate the class (`scaffold calibrate`). */
 void sf_perfmodels_uncalibrated_notice(const char *sched, const char *first);
 
 /* A dm* or heft run on the shipped class `cls` (perfmodels_stale.c): when the class's history files

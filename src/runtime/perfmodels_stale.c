@@ -197,7 +197,7 @@ void sf_perfmodels_stale_notice(const char *sched, const char *cls, const char *
     snprintf(learnt, sizeof learnt, " (the cache already holds this build's models of %d of them, from earlier runs "
              "here)", s.nstale - c.nstale);
   if (cache_codelets) sf_perfmodels_staleness_free(&c);
-  sf_info("runtime: %s; %s will calibrate them during this run%s; `scripts/calibrate %s` fixes this for good "
+  sf_info("runtime: %s; %s will calibrate them during this run%s; `scaffold calibrate --class %s` fixes this for good "
           "(docs/perfmodels.md)",
           sf_perfmodels_stale_summary(&s, cls, sum, sizeof sum), sched, learnt, cls);
   if (g_verbose && s.detail) fputs(s.detail, stdout);

@@ -96,7 +96,7 @@ sim)
   n_old=$(ls "$D" | grep -c "\.$CLS\$")
   run_sim shipped --schedulers dmda
   [ "$(cat "$T/shipped.rc")" = 2 ] || err "shipped class: exit $(cat "$T/shipped.rc"), want 2"
-  grep -q "perfmodels $CLS: [1-9][0-9]* of $M codelets were calibrated for other kernels (list with -v; families: .*); a simulation would sleep .*scripts/calibrate $CLS.*--allow-stale" "$T/shipped.err" ||
+  grep -q "perfmodels $CLS: [1-9][0-9]* of $M codelets were calibrated for other kernels (list with -v; families: .*); a simulation would sleep .*scaffold calibrate --class $CLS.*--allow-stale" "$T/shipped.err" ||
     err "shipped class: no stale report: $(cat "$T/shipped.err")"
   [ ! -s "$T/shipped.out" ] && [ ! -e "$T/shipped.dir" ] || err "something ran or was written for a refused class"
   run_sim verbose --schedulers dmda -v
@@ -105,7 +105,7 @@ sim)
     err "-v lists $(cat "$T/nstale") stale codelets, the summary says otherwise"
   [ $(($(grep -c '^  stale: ' "$T/verbose.err") + $(grep -c '^  not in the class: ' "$T/verbose.err"))) = "$M" ] ||
     err "-v does not list every codelet that is not current: $(cat "$T/verbose.err")"
-  # 2. renamed to this build's symbols (what scripts/calibrate with this build would name them): passes
+  # 2. renamed to this build's symbols (what scaffold calibrate with this build would name them): passes
   sed -n "s/^  stale: .* the class has \(.*\)\.$CLS, this build reads \(.*\)\.$CLS\$/\1 \2/p" "$T/verbose.err" |
     while read -r old new; do mv "$D/$old.$CLS" "$D/$new.$CLS"; done
   run_sim fresh --schedulers dmda
@@ -196,7 +196,7 @@ run)
       --warmup 0 --out "$T/$name.dir" "$@" >"$T/$name.out" 2>&1 || err "$name: scaffold steps failed: $(tail -5 "$T/$name.out")"
   }
   steps stale dmda -v
-  grep -q "^runtime: perfmodels sftest: [1-9][0-9]* of $M codelets were calibrated for other kernels (list with -v; families: .*); dmda will calibrate them during this run; \`scripts/calibrate sftest\` fixes this for good" "$T/stale.out" ||
+  grep -q "^runtime: perfmodels sftest: [1-9][0-9]* of $M codelets were calibrated for other kernels (list with -v; families: .*); dmda will calibrate them during this run; \`scaffold calibrate --class sftest\` fixes this for good" "$T/stale.out" ||
     err "no stale report at start-up: $(grep perfmodels "$T/stale.out")"
   n=$(sed -n 's/^runtime: perfmodels sftest: \([0-9]*\) of.*/\1/p' "$T/stale.out")
   [ "$(grep -c '^  stale: ' "$T/stale.out")" = "$n" ] || err "-v lists $(grep -c '^  stale: ' "$T/stale.out") codelets, the report says $n"

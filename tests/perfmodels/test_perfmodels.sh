@@ -65,16 +65,16 @@ expected_ok() {
        END { if (!b) print n + 0 }' "$T/$1.out"
 }
 # the uncalibrated notice in $T/<name>.out: no perfmodels for this class, dmda (or $2) calibrating
-# meanwhile with the first steps uninformed, StarPU's own directory, and scripts/calibrate
+# meanwhile with the first steps uninformed, StarPU's own directory, and `scaffold calibrate`
 notice_ok() {
   local o=$T/$1.out s=${2:-dmda} learnt='\(holds none of our codelets yet\|already holds [0-9]* history file\)'
   [ "${3:-}" = first ] && learnt='holds none of our codelets yet: this is the first calibrating run'
-  grep -q '^runtime: perfmodels: no shipped class .*: no perfmodels exist for this machine class; the '"$s"' scheduler will calibrate from scratch$' "$o" ||
+  grep -q '^runtime: perfmodels: no class in .* matches this machine .*: no perfmodels exist for this machine class; the '"$s"' scheduler will calibrate from scratch$' "$o" ||
     err "$1: first notice line missing:"$'\n'"$(grep perfmodels "$o")"
   grep -q "^runtime: perfmodels: meanwhile $s calibrates while it runs: .*fewer than 10 timed samples.*first steps of each shape .* uninformed.*$XDG_CACHE_HOME/.starpu/sampling $learnt" "$o" ||
     err "$1: 'meanwhile $s calibrates ... uninformed ... sampling $learnt' line missing:"$'\n'"$(grep perfmodels "$o")"
-  grep -q '^runtime: perfmodels: to calibrate this machine class: scripts/calibrate NAME (.*11 dmda steps.* writes perfmodels/NAME/sampling' "$o" ||
-    err "$1: the scripts/calibrate line is missing:"$'\n'"$(grep perfmodels "$o")"
+  grep -q '^runtime: perfmodels: to calibrate this machine class: `scaffold calibrate --quick -c CONFIG` (11 calibrating dmda steps.*writes a class of your own' "$o" ||
+    err "$1: the scaffold calibrate line is missing:"$'\n'"$(grep perfmodels "$o")"
 }
 tree_sum() { (cd "$1" && find . -type f ! -name .shipped-sha256 -print0 | sort -z | xargs -0 sha256sum); }
 
@@ -138,8 +138,8 @@ nomatch)
   rm -rf "$SHIPPED/aslow"
   [ "$(val PERF_MODEL_DIR dmda)" = "(unset)" ] || err "STARPU_PERF_MODEL_DIR set to '$(val PERF_MODEL_DIR dmda)'"
   [ "$(val HOSTNAME dmda)" = "(unset)" ] || err "STARPU_HOSTNAME set to '$(val HOSTNAME dmda)'"
-  [ "$(grep -c '^runtime: perfmodels: no shipped class' "$T/dmda.out")" = 1 ] ||
-    err "want one 'runtime: perfmodels: no shipped class' line, got:"$'\n'"$(cat "$T/dmda.out")"
+  [ "$(grep -c '^runtime: perfmodels: no class in' "$T/dmda.out")" = 1 ] ||
+    err "want one 'runtime: perfmodels: no class in' line, got:"$'\n'"$(cat "$T/dmda.out")"
   grep -q 'sftest: cores [0-9]*, not 100000.*calibrate from scratch' "$T/dmda.out" ||
     err "the info line does not say why sftest did not match: $(grep perfmodels "$T/dmda.out")"
   grep -q '^EXPECTED footprint=.* expected_us=-\?nan ' "$T/dmda.out" ||
@@ -149,7 +149,7 @@ nomatch)
   # an empty shipped directory: no class at all, the same notice
   mkdir -p "$T/empty"
   SF_PERFMODELS_DIR=$T/empty probe empty dmdas
-  grep -q "^runtime: perfmodels: no shipped class in $T/empty matches this machine .*: no perfmodels exist for this machine class; the dmdas scheduler" \
+  grep -q "^runtime: perfmodels: no class in .* or $T/empty matches this machine .*: no perfmodels exist for this machine class; the dmdas scheduler" \
     "$T/empty.out" || err "empty SF_PERFMODELS_DIR: no notice:"$'\n'"$(cat "$T/empty.out")"
   notice_ok empty dmdas
   rm -rf "$SHIPPED/abad" # (its warning is printed for every scheduler)
