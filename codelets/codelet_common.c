@@ -57,8 +57,10 @@ enum starpu_data_access_mode sf_accum_mode(sf_accum acc)
 static void submit_mpi(struct starpu_codelet *cl, const sf_topt *o, void *args, size_t args_size, const sf_buf *b,
                        double flops)
 {
-  int inited = 0, me = -1, xrank = -1;
+  int inited = 1, me = -1, xrank = -1;
+#ifndef STARPU_SIMGRID /* under SMPI the program's main is no MPI process; StarPU-MPI's calls work (dist.c) */
   MPI_Initialized(&inited);
+#endif
   if (!inited) SF_ABORT("%s: submitted with sf_topt.mpi = 1, but MPI is not running", cl->name);
   starpu_mpi_comm_rank(MPI_COMM_WORLD, &me);
   for (int i = 0; i < b->n; i++)

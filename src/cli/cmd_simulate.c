@@ -16,7 +16,7 @@
 #include "scaffold/switches.h"
 
 typedef struct {
-  const char *cls, *schedulers, *mixes, *out, *sim_bin;
+  const char *cls, *schedulers, *mixes, *out, *sim_bin, *ranks, *network, *smpirun, *scaling, *networks;
   int steps, warmup, allow_stale;
 } sim_opts;
 
@@ -25,11 +25,13 @@ static void usage(FILE *f)
   fprintf(f,
           "usage: scaffold simulate [-c CONFIG] [--set KEY=VALUE ...] --class NAME|DIR [--schedulers all|A,B,...]\n"
           "                         [--mix NCPU:NCUDA:NOPENCL[,...]] [--steps N] [--warmup N] [--out DIR]\n"
-          "                         [--sim-bin PATH] [--allow-stale]\n\n"
+          "                         [--sim-bin PATH] [--allow-stale]\n"
+          "                         [--ranks N|N1,N2,... [--network NAME|FILE.xml] [--scaling weak|strong]]\n\n"
           "Predicts training steps of the config's task graph on a machine class with StarPU's SimGrid mode: the\n"
           "real scheduler and task graph run, codelets sleep for their calibrated perfmodel times, transfers\n"
           "cross the class's simulated buses. No value, loss or Dice is computed.\n"
-          "  --class       perfmodels/NAME (scripts/calibrate) or a class folder (scripts/derive-class)\n"
+          "  --class       a class by name (yours from `scaffold calibrate`, else perfmodels/NAME) or a class folder\n"
+          "                (scripts/derive-class)\n"
           "  --schedulers  StarPU policies to compare ('all': the 12 of the schedulers profile); default: the\n"
           "                config's scheduler (lws when empty)\n"
           "  --mix         worker mixes ncpu:ncuda:nopencl; default: the config's ncpu/ncuda/nopencl (-1: all the\n"
@@ -39,9 +41,19 @@ static void usage(FILE *f)
           "  --sim-bin     scaffold-sim to run (default $SCAFFOLD_SIM, else %s/build-sim/scaffold-sim)\n"
           "  --allow-stale simulate a class whose models were calibrated for other kernels (refused otherwise;\n"
           "                every predicted figure is then marked stale; -v lists the stale codelets)\n"
+          "  --ranks       N ranks of StarPU-MPI over SimGrid's SMPI (scripts/build-sim --mpi): replicas x the\n"
+          "                config's dc_num_shards, every rank with the mix's workers; prints per rank its busy\n"
+          "                share and the bytes it sends and receives per step. A list with --scaling\n"
+          "  --network     the network between the ranks: a name of configs/networks.txt (default loopback)\n"
+          "                or a SimGrid platform file whose hosts are rank0, rank1, ...\n"
+          "  --networks    the named networks file (default %s/configs/networks.txt)\n"
+          "  --scaling     weak (the config's local batch on every replica) or strong (the global batch of the\n"
+          "                first rank count, split over the replicas): scaling.md, scaling.csv, scaling.png\n"
+          "  --smpirun     starpu_smpirun to launch them (default\n"
+          "                %s/build/starpu-simgrid-mpi/bin/starpu_smpirun)\n"
           "One run prints the predicted step time, samples/s, busy share per worker and bytes per bus; with\n"
           "trace: 1 its trace.json / worker_stats.* are in DIR/<scheduler>_<mix>/.\n\n",
-          SF_SOURCE_DIR);
+          SF_SOURCE_DIR, SF_SOURCE_DIR, SF_SOURCE_DIR);
   sf_config_print_cli_help(f);
 }
 
@@ -65,29 +77,42 @@ static int extra_opt(void *ctx, int argc, char **argv, int i)
     o->allow_stale = 1;
     return 1;
   }
-  static const char *const opts[] = {"--class", "--schedulers", "--mix", "--out", "--sim-bin", "--steps", "--warmup"};
+  static const char *const opts[] = {"--class", "--schedulers", "--mix",     "--out",     "--sim-bin",
+                                     "--ranks", "--network",    "--smpirun", "--scaling", "--networks", "--steps", "--warmup"};
   int k = -1;
-  for (int j = 0; j < 7; j++)
+  for (int j = 0; j < 12; j++)
     if (!strcmp(a, opts[j])) k = j;
   if (k < 0) return 0;
   if (!v) sf_die(SF_EXIT_USAGE, "simulate: option '%s' needs an argument", a);
-  const char **slot[] = {&o->cls, &o->schedulers, &o->mixes, &o->out, &o->sim_bin};
-  if (k < 5) *slot[k] = v;
-  else if (k == 5) o->steps = int_value(a, v, 1, 1000);
+  const char **slot[] = {&o->cls, &o->schedulers, &o->mixes, &o->out, &o->sim_bin, &o->ranks, &o->network,
+                         &o->smpirun, &o->scaling, &o->networks};
+  if (k < 10) *slot[k] = v;
+  else if (k == 10) o->steps = int_value(a, v, 1, 1000);
   else o->warmup = int_value(a, v, 0, 1000);
   return 2;
 }
 
-static const char *find_sim_bin(const char *given)
+static const char *find_sim_bin(const char *given, int mpi)
 {
   static char def[4096];
   const char *env = sf_switch("SCAFFOLD_SIM");
-  snprintf(def, sizeof def, "%s/build-sim/scaffold-sim", SF_SOURCE_DIR);
+  snprintf(def, sizeof def, "%s/%s/scaffold-sim", SF_SOURCE_DIR, mpi ? "build-sim-mpi" : "build-sim");
   const char *bin = given ? given : env && *env ? env : def;
   if (access(bin, X_OK) != 0)
-    sf_die(SF_EXIT_USAGE, "simulate: no scaffold-sim at %s%s; build it with scripts/build-sim (a SimGrid StarPU from "
+    sf_die(SF_EXIT_USAGE, "simulate: no scaffold-sim at %s%s; build it with scripts/build-sim%s (a SimGrid StarPU from "
            "Debian's source package, then this project against it)", bin,
-           given ? " (--sim-bin)" : env && *env ? " (SCAFFOLD_SIM)" : "");
+           given ? " (--sim-bin)" : env && *env ? " (SCAFFOLD_SIM)" : "", mpi ? " --mpi" : "");
+  return bin;
+}
+
+static const char *find_smpirun(const char *given)
+{
+  static char def[4096];
+  snprintf(def, sizeof def, "%s/build/starpu-simgrid-mpi/bin/starpu_smpirun", SF_SOURCE_DIR);
+  const char *bin = given ? given : def;
+  if (access(bin, X_OK) != 0)
+    sf_die(SF_EXIT_USAGE, "simulate: no starpu_smpirun at %s%s; scripts/build-sim --mpi builds it (with the SimGrid "
+           "StarPU-MPI of scripts/build-starpu --simgrid-mpi)", bin, given ? " (--smpirun)" : "");
   return bin;
 }
 
@@ -107,10 +132,10 @@ static char *check_stale(const sim_class *cls, int allow, int verbose)
   char sum[1024], fix[512];
   sf_perfmodels_stale_summary(&s, cls->name, sum, sizeof sum);
   if (cls->derived)
-    snprintf(fix, sizeof fix, "recalibrating its source class (scripts/calibrate on a machine of it) and deriving "
+    snprintf(fix, sizeof fix, "recalibrating its source class (`scaffold calibrate` on a machine of it) and deriving "
              "it again (scripts/derive-class) fixes this for good");
   else
-    snprintf(fix, sizeof fix, "`scripts/calibrate %s` on a machine of the class fixes this for good", cls->name);
+    snprintf(fix, sizeof fix, "`scaffold calibrate --class %s` on a machine of the class fixes this for good", cls->name);
   if (!allow) {
     if (verbose && s.detail) fputs(s.detail, stderr);
     sf_die(SF_EXIT_USAGE, "simulate: %s; a simulation would sleep for the times of kernels this build no longer "
@@ -145,6 +170,56 @@ static void plan_grid(const sim_opts *o, const sf_config *c, const sim_class *cl
     sf_die(SF_EXIT_USAGE, "simulate: %s", err);
 }
 
+/* --ranks / --network / --scaling, checked before any run: 1 with ranks (sc and net filled), else 0. */
+static int plan_ranks(const sim_opts *o, const sf_config *c, int cells, sim_scaling *sc, sim_network *net)
+{
+  if (!o->ranks) {
+    if (o->network || o->scaling || o->smpirun || o->networks)
+      sf_die(SF_EXIT_USAGE, "simulate: %s needs --ranks", o->network ? "--network" : o->scaling ? "--scaling" :
+             o->smpirun ? "--smpirun" : "--networks");
+    return 0;
+  }
+  char err[2048];
+  if (cells != 1)
+    sf_die(SF_EXIT_USAGE, "simulate: --ranks takes one scheduler and one worker mix (the workers of each rank); got %d "
+           "combinations", cells);
+  if (sim_parse_ranks(o->ranks, o->scaling, sf_config_spatial(c), c->local_batch_size, sc, err, sizeof err) != 0 ||
+      sim_network_load(o->network ? o->network : "loopback", o->networks, net, err, sizeof err) != 0)
+    sf_die(SF_EXIT_USAGE, "simulate: %s", err);
+  return 1;
+}
+
+/* One multi-rank run (its per-rank report), or a scaling study (one run per rank count). */
+static int run_ranks(sim_plan *p, const char *sched, const sim_mix *m, const sim_scaling *sc)
+{
+  sim_outcome *cells = sf_calloc((size_t)sc->n, sizeof *cells, "simulation cells");
+  char *base = (char *)p->out_dir, bs[64];
+  int failed = 0;
+  for (int i = 0; i < sc->n; i++) {
+    char sub[32];
+    snprintf(sub, sizeof sub, "ranks-%d", sc->ranks[i]);
+    char *dir = sc->n > 1 ? sf_path_join(base, sub) : sf_strdup(base);
+    snprintf(bs, sizeof bs, "local_batch_size=%d", sc->local_batch[i]);
+    char *sets[] = {bs, NULL};
+    p->out_dir = dir;
+    p->ranks = sc->ranks[i];
+    p->sets = sets;
+    if (sc->n > 1) fprintf(stderr, "simulate: %d ranks on %s (%d of %d)\n", sc->ranks[i], p->net->name, i + 1, sc->n);
+    sim_run_one(p, sched, m, sc->n == 1, &cells[i]);
+    if (sc->n == 1 && cells[0].ok) sim_print_ranks(p, &cells[0], stdout);
+    if (!cells[i].ok)
+      fprintf(stderr, "scaffold: error: simulation on %d ranks failed: %s (log: %s/%s_%d-%d-%d/scaffold-sim.log)\n",
+              sc->ranks[i], cells[i].why, dir, sched, m->ncpu, m->ncuda, m->nopencl);
+    failed += !cells[i].ok;
+    free(dir);
+  }
+  p->out_dir = base;
+  if (sc->n > 1) failed = sim_write_scaling(p, sc, cells);
+  for (int i = 0; i < sc->n; i++) sim_outcome_free(&cells[i]);
+  free(cells);
+  return failed;
+}
+
 int sf_cmd_simulate(int argc, char **argv)
 {
   sim_opts o = {.steps = 5, .warmup = 1};
@@ -161,8 +236,12 @@ int sf_cmd_simulate(int argc, char **argv)
   sim_mix mixes[SIM_MAX_MIXES];
   int ns = 0, nm = 0;
   plan_grid(&o, &c, &cls, scheds, &ns, mixes, &nm);
+  sim_scaling sc = {0};
+  sim_network net;
+  int mpi = plan_ranks(&o, &c, ns * nm, &sc, &net);
   char *stale = check_stale(&cls, o.allow_stale, verbose);
-  const char *bin = find_sim_bin(o.sim_bin);
+  const char *bin = find_sim_bin(o.sim_bin, mpi);
+  const char *smpirun = mpi ? find_smpirun(o.smpirun) : NULL;
   char out_def[512];
   snprintf(out_def, sizeof out_def, "sim-%s", cls.name);
   const char *out = o.out ? o.out : out_def;
@@ -181,7 +260,16 @@ int sf_cmd_simulate(int argc, char **argv)
   free(stale_file);
 
   sim_plan p = {.sim_bin = bin, .config_yaml = yaml, .out_dir = out, .steps = o.steps, .warmup = o.warmup,
-                .trace = (int)c.trace, .cls = &cls, .stale = stale};
+                .trace = (int)c.trace, .cls = &cls, .stale = stale, .net = &net, .smpirun = smpirun};
+  if (mpi) {
+    int failed = run_ranks(&p, scheds[0], &mixes[0], &sc);
+    free(scheds[0]);
+    free(stale);
+    free(yaml);
+    sim_class_free(&cls);
+    sf_config_free(&c);
+    return failed ? SF_EXIT_FAILURE : 0;
+  }
   sim_outcome *cells = sf_calloc((size_t)(ns * nm), sizeof *cells, "simulation cells");
   int single = ns * nm == 1, failed = 0;
   for (int i = 0; i < ns; i++)

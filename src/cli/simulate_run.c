@@ -43,6 +43,28 @@ static int copy_tree(const char *src, const char *dst)
   return rc;
 }
 
+/* starpu_smpirun's arguments before the program: the network of p->net for p->ranks ranks (files in
+ * run_dir), and SMPI's bandwidth and latency factors at 1, so a message costs what the network's figures
+ * say. StarPU-MPI counts the bytes each rank sends (STARPU_COMM_STATS). Returns the count. */
+static int smpirun_argv(const sim_plan *p, const char *run_dir, char **argv)
+{
+  char *platform = NULL, *hostfile = NULL, np[16];
+  if (sim_network_write(p->net, p->ranks, run_dir, &platform, &hostfile) != 0) {
+    fprintf(stderr, "error: cannot write the network files in %s\n", run_dir);
+    _exit(126);
+  }
+  snprintf(np, sizeof np, "%d", p->ranks);
+  setenv("STARPU_COMM_STATS", "1", 1);
+  int n = 0;
+  argv[n++] = "starpu_smpirun";
+  argv[n++] = "-platform", argv[n++] = platform;
+  argv[n++] = "-hostfile", argv[n++] = hostfile;
+  argv[n++] = "-np", argv[n++] = sf_strdup(np);
+  argv[n++] = "--cfg=smpi/bw-factor:0:1";
+  argv[n++] = "--cfg=smpi/lat-factor:0:1";
+  return n;
+}
+
 /* The child: environment, log, exec. Never returns. */
 static void exec_sim(const sim_plan *p, const char *sched, const sim_mix *m, const char *run_dir,
                      const char *models, const char *log)
@@ -65,11 +87,17 @@ static void exec_sim(const sim_plan *p, const char *sched, const sim_mix *m, con
   snprintf(sets[4], 64, "trace=%d", p->trace);
   snprintf(steps, sizeof steps, "%d", p->steps);
   snprintf(warm, sizeof warm, "%d", p->warmup);
-  char *argv[] = {"scaffold-sim", "-c", (char *)p->config_yaml, "--set", sets[0], "--set", sets[1], "--set",
+  char *args[] = {"-c", (char *)p->config_yaml, "--set", sets[0], "--set", sets[1], "--set",
                   sets[2], "--set", sets[3], "--set", sets[4], "--steps", steps, "--warmup", warm,
-                  "--out", (char *)run_dir, "--machine", label, "--json", NULL};
-  execv(p->sim_bin, argv);
-  fprintf(stderr, "cannot run %s: %s\n", p->sim_bin, strerror(errno));
+                  "--out", (char *)run_dir, "--machine", label, "--json"};
+  char *argv[96];
+  int n = p->ranks > 0 ? smpirun_argv(p, run_dir, argv) : 0;
+  argv[n++] = p->ranks > 0 ? (char *)p->sim_bin : "scaffold-sim";
+  for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) argv[n++] = args[i];
+  for (int i = 0; p->sets && p->sets[i] && n < 92; i++) argv[n++] = "--set", argv[n++] = p->sets[i];
+  argv[n] = NULL;
+  execv(p->ranks > 0 ? p->smpirun : p->sim_bin, argv);
+  fprintf(stderr, "cannot run %s: %s\n", p->ranks > 0 ? p->smpirun : p->sim_bin, strerror(errno));
   _exit(127);
 }
 
@@ -88,6 +116,50 @@ static double mean_busy(const cJSON *workers, const char *kind)
   return n ? sum / n : -1;
 }
 
+static double num(const cJSON *j, const char *key, double dflt)
+{
+  const cJSON *x = cJSON_GetObjectItem(j, key);
+  return cJSON_IsNumber(x) ? x->valuedouble : dflt;
+}
+
+/* A rank's SFSTEPS line of a multi-rank run: its step time, busy share and bytes sent to each rank. */
+static void parse_rank(const cJSON *j, sim_outcome *o)
+{
+  int rank = (int)num(j, "rank", 0), ranks = (int)num(j, "ranks", 1);
+  if (!o->rank_step_s) {
+    o->ranks = ranks;
+    o->replicas = (int)num(j, "replicas", 1);
+    o->shards = (int)num(j, "shards", 1);
+    o->rank_step_s = sf_calloc((size_t)ranks, sizeof(double), "per-rank figures");
+    o->rank_busy_cpu = sf_calloc((size_t)ranks, sizeof(double), "per-rank figures");
+    o->rank_sent = sf_calloc((size_t)ranks, sizeof(double), "per-rank figures");
+    o->rank_recv = sf_calloc((size_t)ranks, sizeof(double), "per-rank figures");
+  }
+  if (rank < 0 || rank >= o->ranks || ranks != o->ranks) return;
+  o->nseen++;
+  o->rank_step_s[rank] = num(j, "median_step_s", 0);
+  o->rank_busy_cpu[rank] = mean_busy(cJSON_GetObjectItem(j, "workers"), "CPU");
+  const cJSON *sent = cJSON_GetObjectItem(j, "sent_per_step"), *x;
+  int q = 0;
+  cJSON_ArrayForEach(x, sent) {
+    if (q < o->ranks && cJSON_IsNumber(x)) {
+      o->rank_sent[rank] += x->valuedouble;
+      o->rank_recv[q] += x->valuedouble;
+    }
+    q++;
+  }
+  if (o->rank_step_s[rank] > o->step_s) o->step_s = o->rank_step_s[rank]; /* the slowest rank */
+}
+
+void sim_outcome_free(sim_outcome *o)
+{
+  free(o->rank_step_s);
+  free(o->rank_busy_cpu);
+  free(o->rank_sent);
+  free(o->rank_recv);
+  o->rank_step_s = o->rank_busy_cpu = o->rank_sent = o->rank_recv = NULL;
+}
+
 static void parse_result(const char *json, sim_outcome *o)
 {
   cJSON *j = cJSON_Parse(json);
@@ -97,9 +169,16 @@ static void parse_result(const char *json, sim_outcome *o)
     cJSON_Delete(j);
     return;
   }
+  if (cJSON_GetObjectItem(j, "rank") && num(j, "ranks", 1) > 1) parse_rank(j, o);
+  if (num(j, "rank", 0) != 0) { /* rank 0's line holds the run's figures */
+    cJSON_Delete(j);
+    return;
+  }
   o->ok = 1;
-  o->step_s = st->valuedouble;
-  o->samples_per_s = cJSON_GetObjectItem(j, "samples_per_s")->valuedouble;
+  if (st->valuedouble > o->step_s) o->step_s = st->valuedouble;
+  o->samples_per_s = num(j, "samples_per_s", 0); /* every replica's: fixed up for the slowest rank below */
+  o->batch = (int)num(j, "batch", 1);
+  if (o->replicas < 1) o->replicas = 1;
   o->tasks = (long)cJSON_GetObjectItem(j, "tasks_per_step")->valuedouble;
   o->transfer_mib = cJSON_GetObjectItem(j, "transfer_bytes")->valuedouble / (1024.0 * 1024.0);
   const cJSON *w = cJSON_GetObjectItem(j, "workers");
@@ -128,6 +207,11 @@ static void read_log(const char *log, int status, int echo, const char *stale, s
     }
   }
   if (f) fclose(f);
+  if (o->ok && o->ranks > 1 && o->nseen != o->ranks) {
+    snprintf(why, sizeof why, "the report of %d of the %d ranks is missing", o->ranks - o->nseen, o->ranks);
+    o->ok = 0;
+  }
+  if (o->ok && o->step_s > 0) o->samples_per_s = (double)o->batch * o->replicas / o->step_s;
   if (o->ok && status == 0) return;
   o->ok = 0;
   if (why[0]) snprintf(o->why, sizeof o->why, "%s", why);

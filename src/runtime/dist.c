@@ -85,41 +85,46 @@ static void on_exit_abort(int status, void *arg)
   }
 }
 
-/* Under SimGrid's SMPI (a StarPU built by scripts/build-starpu --simgrid-mpi) StarPU-MPI initialises MPI
- * before the program's main, and every rank is an actor of the same process: MPI is StarPU's to finalize,
- * and the process's stdout is every rank's. */
+/* Under SimGrid's SMPI (a StarPU built by scripts/build-starpu --simgrid-mpi, launched by starpu_smpirun)
+ * StarPU-MPI initialises MPI before the program's main, which then runs in a SimGrid actor of its own, not
+ * an MPI process: only StarPU-MPI's calls work there, so the rank comes from StarPU-MPI and the host-side
+ * collectives are skipped (every rank runs the same config; the values they would agree on, losses and
+ * flags, are not computed in a simulation). Every rank shares the process and its stdout, and MPI is
+ * StarPU's to finalize. */
 static int g_smpi;
+
+static int smpi_init(void)
+{
+#ifdef STARPU_SIMGRID
+  int size = starpu_mpi_world_size(); /* 0 when not launched by starpu_smpirun */
+  if (size < 1) return 0;
+  g_smpi = 1;
+  g_rank = starpu_mpi_world_rank();
+  g_size = size;
+  g_replicas = size;
+  g_active = size > 1;
+  g_finalized = 1;
+  return 1;
+#else
+  return 0;
+#endif
+}
 
 void sf_dist_init(void)
 {
-  if (g_active) return;
-  int pre = 0;
-#ifdef STARPU_SIMGRID
-  MPI_Initialized(&pre);
-#endif
-  if (!pre && sf_dist_launcher_size() <= 1) return;
+  if (g_active || smpi_init() || sf_dist_launcher_size() <= 1) return;
   int provided = 0;
-  if (pre) {
-    g_smpi = 1;
-    MPI_Query_thread(&provided);
-  } else if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+  if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
     sf_die(SF_EXIT_FAILURE, "MPI_Init_thread failed");
-  }
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   if (g_size <= 1) { /* a world of one: behave as a single process */
-    if (!g_smpi) MPI_Finalize();
+    MPI_Finalize();
     g_rank = 0;
     g_size = 1;
     return;
   }
   g_active = 1;
-  if (g_smpi) { /* one process: no stdout to silence, no abort handler, StarPU finalizes MPI */
-    g_finalized = 1;
-    MPI_Comm_dup(MPI_COMM_WORLD, &g_world);
-    g_replicas = g_size;
-    return;
-  }
   on_exit(on_exit_abort, NULL);
   if (provided < MPI_THREAD_MULTIPLE)
     sf_die(SF_EXIT_FAILURE,
@@ -140,7 +145,7 @@ void sf_dist_init(void)
 
 void sf_dist_check_config(const sf_config *c)
 {
-  if (!g_active) return;
+  if (!g_active || g_smpi) return;
   /* every key as "name=value\n", in table order */
   size_t cap = 4096, len = 0;
   char *mine = sf_malloc(cap, "config text");
@@ -217,6 +222,7 @@ void sf_dist_configure(long spatial_ranks, const char *key)
   }
   g_spatial = (int)spatial_ranks;
   g_replicas = g_size / g_spatial;
+  if (g_smpi) return; /* no host collectives under SMPI */
   if (g_group != MPI_COMM_NULL) MPI_Comm_free(&g_group);
   MPI_Comm_split(g_world, sf_dist_replica(), sf_dist_shard(), &g_group);
 }
@@ -230,7 +236,7 @@ static int same_host_ranks(void)
 
 int sf_dist_starpu_init(void *conf)
 {
-  if (!g_active) return starpu_init((struct starpu_conf *)conf);
+  if (!g_active && !g_smpi) return starpu_init((struct starpu_conf *)conf);
   if (same_host_ranks() > 1 && !getenv("STARPU_WORKERS_NOBIND") && !getenv("STARPU_WORKERS_GETBIND") &&
       !getenv("STARPU_WORKERS_CPUID"))
     setenv("STARPU_WORKERS_NOBIND", "1", 1); /* else every rank pins its workers to the same first cores */
@@ -288,9 +294,12 @@ static void wait_polite(MPI_Request *rq)
   }
 }
 
+/* Host collectives run between MPI processes: not under SMPI (see smpi_init). */
+static int host_coll(void) { return g_active && !g_smpi; }
+
 void sf_dist_allreduce_sum(double *v, int n)
 {
-  if (!g_active) return;
+  if (!host_coll()) return;
   MPI_Request rq;
   MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, g_world, &rq);
   wait_polite(&rq);
@@ -298,7 +307,7 @@ void sf_dist_allreduce_sum(double *v, int n)
 
 void sf_dist_allreduce_max(int *v, int n)
 {
-  if (!g_active) return;
+  if (!host_coll()) return;
   MPI_Request rq;
   MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_INT, MPI_MAX, g_world, &rq);
   wait_polite(&rq);
@@ -306,7 +315,7 @@ void sf_dist_allreduce_max(int *v, int n)
 
 void sf_dist_allreduce_max_double(double *v, int n)
 {
-  if (!g_active) return;
+  if (!host_coll()) return;
   MPI_Request rq;
   MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, g_world, &rq);
   wait_polite(&rq);
@@ -327,17 +336,17 @@ static void bcast_on(MPI_Comm comm, void *buf, size_t bytes)
 
 void sf_dist_bcast(void *buf, size_t bytes)
 {
-  if (g_active) bcast_on(g_world, buf, bytes);
+  if (host_coll()) bcast_on(g_world, buf, bytes);
 }
 
 void sf_dist_group_bcast(void *buf, size_t bytes)
 {
-  if (g_active && g_spatial > 1) bcast_on(g_group, buf, bytes);
+  if (host_coll() && g_spatial > 1) bcast_on(g_group, buf, bytes);
 }
 
 char *sf_dist_bcast_string(const char *s)
 {
-  if (!g_active) return sf_strdup(s ? s : "");
+  if (!host_coll()) return sf_strdup(s ? s : "");
   uint64_t len = g_rank == 0 ? (uint64_t)strlen(s) : 0;
   sf_dist_bcast(&len, sizeof len);
   char *out = sf_malloc((size_t)len + 1, "broadcast string");
@@ -356,7 +365,7 @@ int sf_dist_agree(int status)
 
 void sf_dist_barrier(void)
 {
-  if (!g_active) return;
+  if (!host_coll()) return;
   MPI_Request rq;
   MPI_Ibarrier(g_world, &rq);
   wait_polite(&rq);
@@ -365,7 +374,7 @@ void sf_dist_barrier(void)
 int sf_dist_check_identical(const void *buf, size_t bytes, char *msg, size_t msglen)
 {
   if (msg && msglen) msg[0] = '\0';
-  if (!g_active) return 0;
+  if (!host_coll()) return 0;
   uint64_t h = 0xcbf29ce484222325ULL;
   const unsigned char *p = buf;
   for (size_t i = 0; i < bytes; i++) {
