@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -114,7 +115,7 @@ static double median_from_log(const char *log, int *ncpu)
     cJSON_ArrayForEach(e, w)
     {
       const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "kind");
-      if (cJSON_IsString(k) && !strcmp(k->valuestring, "cpu")) (*ncpu)++;
+      if (cJSON_IsString(k) && !strcasecmp(k->valuestring, "cpu")) (*ncpu)++;
     }
     cJSON_Delete(j);
   }
@@ -122,20 +123,26 @@ static double median_from_log(const char *log, int *ncpu)
   return med;
 }
 
-int sf_calib_steps(sf_calib_ctx *x, const sf_calib_run *r, int steps, int calibrate, double *median_s, int *ncpu)
+int sf_calib_steps(sf_calib_ctx *x, const sf_calib_run *r, int warmup, int steps, int calibrate, double *median_s,
+                   int *ncpu)
 {
   args a = {.n = 0};
   arg(&a, "scaffold", 0), arg(&a, "steps", 0);
   shape_args(&a, r);
-  arg(&a, "--set", 0), arg(&a, "scheduler=dmda", 0), arg(&a, "--warmup", 0), arg(&a, "0", 0);
+  arg(&a, "--set", 0), arg(&a, "scheduler=dmda", 0), arg(&a, "--warmup", 0), arg(&a, "%ld", warmup);
   arg(&a, "--steps", 0), arg(&a, "%ld", steps), arg(&a, "--json", 0);
+  /* bus files record the OpenCL devices StarPU sees: PoCL counts only with STARPU_OPENCL_ON_CPUS, which the runtime
+   * sets for OpenCL workers only; the full plan's OpenCL runs come last, so its bus files describe them */
   static char dir[PATH_MAX + 96], host[96], cal[32], tuning[PATH_MAX + 96];
   snprintf(dir, sizeof dir, "STARPU_PERF_MODEL_DIR=%s", x->staging);
   snprintf(host, sizeof host, "STARPU_HOSTNAME=%s", x->folder.name);
   snprintf(cal, sizeof cal, "STARPU_CALIBRATE=%d", calibrate);
   snprintf(tuning, sizeof tuning, "SF_KERNEL_TUNING=%s", sf_file_exists(x->record) ? x->record : "0");
-  const char *env[] = {dir, host, cal, tuning, "STARPU_SILENT=1", "STARPU_OPENCL_ON_CPUS=1",
-                       getenv("STARPU_HISTORY_MAX_ERROR") ? "SF_UNUSED=1" : "STARPU_HISTORY_MAX_ERROR=1000", NULL};
+  const char *env[8] = {dir, host, cal, tuning, "STARPU_SILENT=1"};
+  int ne = 5;
+  if (r->nopencl) env[ne++] = "STARPU_OPENCL_ON_CPUS=1";
+  /* StarPU's default 50 % resets a footprint's samples when one run deviates (a cold first step) */
+  if (!getenv("STARPU_HISTORY_MAX_ERROR")) env[ne++] = "STARPU_HISTORY_MAX_ERROR=1000";
   char log[PATH_MAX + 64];
   if (child(x, &a, env, log, sizeof log) != 0) return -1;
   int cpus = 0;
@@ -188,11 +195,10 @@ static void count_samples(const char *dir, int *total, int *under)
         in_table = !strncmp(l, "# hash", 6);
         continue;
       }
-      double f[8];
-      if (in_table && sscanf(l, "%lf %lf %lf %lf %lf %lf %lf %lf", &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6],
-                             &f[7]) == 8) {
+      double f[7]; /* after the hex hash: size flops mean dev sum sum2 n */
+      if (in_table && sscanf(l, "%*s %lf %lf %lf %lf %lf %lf %lf", &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6]) == 7) {
         (*total)++;
-        if (f[7] < 10) (*under)++;
+        if (f[6] < 10) (*under)++;
       }
     }
     free(text);
@@ -247,14 +253,14 @@ int sf_calib_measure(sf_calib_ctx *x, const sf_calib_run *r, char *err, size_t e
 {
   double med = 0;
   int ncpu = 0;
-  if (sf_calib_steps(x, r, 5, 0, &med, &ncpu) != 0) {
+  if (sf_calib_steps(x, r, 2, 10, 0, &med, &ncpu) != 0) {
     snprintf(err, errlen, "measuring the calibrated class: %s", x->last_error);
     return -1;
   }
   char now[32], text[1024];
   snprintf(text, sizeof text,
            "# Measured on the calibrated class by scaffold calibrate (%s, commit %s): median step of `scaffold steps`,\n"
-           "# 5 steps after none, dmda, STARPU_CALIBRATE=0. Read by scripts/validate-sim and tests/sim.\n"
+           "# 10 steps after 2 warm-up, dmda, STARPU_CALIBRATE=0. Read by scripts/validate-sim and tests/sim.\n"
            "# problem_scale base_channels ncpu nopencl scheduler median_step_s\n%ld %ld %d %ld dmda %.6g\n",
            sf_class_utc_now(now, sizeof now), SF_GIT_COMMIT, r->ps, r->base, ncpu, r->nopencl, med);
   printf("calibrate: measured ps %ld base %ld on %d CPU workers (dmda, calibrated): median step %.6g s\n", r->ps, r->base,
@@ -334,8 +340,9 @@ int sf_calib_begin(sf_calib_ctx *x, int ship, char *err, size_t errlen)
   return 0;
 }
 
-void sf_calib_end(sf_calib_ctx *x)
+void sf_calib_end(sf_calib_ctx *x, int failed)
 {
-  if (x->staging[0]) sf_remove_tree(x->staging);
+  if (x->staging[0] && failed) fprintf(stderr, "calibrate: the logs of the runs are kept in %s/logs\n", x->staging);
+  else if (x->staging[0]) sf_remove_tree(x->staging);
   if (x->lock_fd >= 0) sf_lock_release(x->lock_fd);
 }

@@ -24,9 +24,10 @@ typedef struct {
 int sf_calib_begin(sf_calib_ctx *x, int ship, char *err, size_t errlen);
 /* `scaffold tune` of run r's shape into the class */
 int sf_calib_tune(sf_calib_ctx *x, const sf_calib_run *r);
-/* `scaffold steps` of run r with dmda: `steps` steps, STARPU_CALIBRATE=calibrate; with median_s non-NULL, the
+/* `scaffold steps` of run r with dmda: `warmup` then `steps` steps, STARPU_CALIBRATE=calibrate; with median_s non-NULL, the
  * median step and the CPU workers it ran on */
-int sf_calib_steps(sf_calib_ctx *x, const sf_calib_run *r, int steps, int calibrate, double *median_s, int *ncpu);
+int sf_calib_steps(sf_calib_ctx *x, const sf_calib_run *r, int warmup, int steps, int calibrate, double *median_s,
+                   int *ncpu);
 /* Replaces the class's sampling/ by the staging models of this class (history files and bus files) */
 int sf_calib_install_models(sf_calib_ctx *x, char *err, size_t errlen);
 /* MEASURED: run r on the new models, not calibrating */
@@ -36,6 +37,7 @@ int sf_calib_measure(sf_calib_ctx *x, const sf_calib_run *r, char *err, size_t e
 int sf_calib_baseline(sf_calib_ctx *x, char *err, size_t errlen);
 /* CALIBRATED: date, commit, machine, mode, the runs, the footprints short of samples */
 int sf_calib_stamp(sf_calib_ctx *x, const char *mode, const sf_calib_plan *p, char *err, size_t errlen);
-void sf_calib_end(sf_calib_ctx *x);
+/* Removes the staging folder (kept, and named, when failed), releases the lock */
+void sf_calib_end(sf_calib_ctx *x, int failed);
 
 #endif

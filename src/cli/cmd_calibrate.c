@@ -85,7 +85,7 @@ static int run_plan(sf_calib_ctx *x, const sf_calib_plan *p, int tune)
       snprintf(note, sizeof note, "%s %s", phase ? "calibrating" : "tuning", desc);
       sf_progress_update_note(&pr, (long)(done * 100), note);
       if (!(r->opencl && (opencl_failed || phase == 0))) {
-        int rc = phase ? sf_calib_steps(x, r, 11, 1, NULL, NULL) : sf_calib_tune(x, r);
+        int rc = phase ? sf_calib_steps(x, r, 0, 11, 1, NULL, NULL) : sf_calib_tune(x, r);
         if (rc != 0 && r->opencl) {
           opencl_failed = 1;
           sf_progress_clear(&pr);
@@ -118,7 +118,7 @@ int sf_cmd_calibrate(int argc, char **argv)
   char why[512], err[PATH_MAX + 512];
   if (sf_runtime_check_config(&c, &bad_key, why, sizeof why) != 0)
     sf_die(SF_EXIT_USAGE, "calibrate: config key '%s': %s", bad_key, why);
-  sf_calib_ctx x;
+  sf_calib_ctx x = {.lock_fd = -1};
   if (sf_class_folder_resolve(k.cls, k.ship, &x.folder, err, sizeof err) != 0) sf_die(SF_EXIT_USAGE, "calibrate: %s", err);
   sf_calib_plan plan;
   sf_calib_plan_make(&plan, &c, k.quick);
@@ -132,7 +132,7 @@ int sf_cmd_calibrate(int argc, char **argv)
   if (rc == 0 && !k.quick && !k.no_baseline) rc = sf_calib_baseline(&x, err, sizeof err);
   if (rc == 0) rc = sf_calib_stamp(&x, k.quick ? "quick" : "full", &plan, err, sizeof err);
   if (rc != 0 && err[0]) fprintf(stderr, "scaffold: error: calibrate: %s\n", err);
-  sf_calib_end(&x);
+  sf_calib_end(&x, rc != 0);
   sf_config_free(&c);
   return rc == 0 ? 0 : SF_EXIT_FAILURE;
 }
