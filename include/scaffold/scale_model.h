@@ -33,6 +33,10 @@ double sf_halo_shell_voxels(const int blk[3], const int lo[3], const int hi[3]);
 typedef struct {
   double halo_fwd;       /* halo shells of every conv3 input, forward */
   double halo_bwd;       /* halo shells of the output gradients of the convs that need dX */
+  double halo_bwd_repad; /* as built with rows or columns split: the backward pads every conv's input
+                          * again, so the row/column part of its forward shell crosses a second time
+                          * (src/train/graph_blocks.c); 0 for depth-only grids, and for conv kernels
+                          * that would read H/W halos directly (the scale-11 tables leave it out) */
   double small_sums;     /* GroupNorm statistics, loss and Dice partial sums, to the sample's root and back */
   double allreduce_ours; /* the gradient all-reduce as built: recursive doubling, N log2 R */
   double allreduce_ring; /* a ring / reduce-scatter + all-gather: 2 N (R-1) / R */

@@ -27,18 +27,23 @@ double sf_halo_shell_voxels(const int blk[3], const int lo[3], const int hi[3])
 }
 
 /* The halo shell of a level's block at pos (NULL: interior): a layer on each side that has a
- * neighbour block at that level. */
-static double level_shell(const sf_unet *u, int level, const sf_grid *g, const int *pos)
+ * neighbour block at that level; hw_only: the row and column layers only (no depth neighbours). */
+static double level_shell_axes(const sf_unet *u, int level, const sf_grid *g, const int *pos, int hw_only)
 {
   int n[3], blk[3], lo[3], hi[3];
   sf_grid_level_blocks(u, level, g, n, blk);
   for (int i = 0; i < 3; i++) {
     /* a merged level: the block of this position's owner (pos scaled down to the level's blocks) */
     int p = pos ? (int)((long)pos[i] * n[i] / g->n[i]) : 1;
-    lo[i] = n[i] > 1 && (pos ? p > 0 : 1);
-    hi[i] = n[i] > 1 && (pos ? p < n[i] - 1 : 1);
+    lo[i] = n[i] > 1 && (pos ? p > 0 : 1) && !(hw_only && i == 0);
+    hi[i] = n[i] > 1 && (pos ? p < n[i] - 1 : 1) && !(hw_only && i == 0);
   }
   return sf_halo_shell_voxels(blk, lo, hi);
+}
+
+static double level_shell(const sf_unet *u, int level, const sf_grid *g, const int *pos)
+{
+  return level_shell_axes(u, level, g, pos, 0);
 }
 
 double sf_allreduce_floats_ours(double n, int ranks)
@@ -57,6 +62,7 @@ static void double_conv(const sf_unet *u, const sf_grid *g, const int *pos, int 
   double shell = 4.0 * level_shell(u, l, g, pos);
   s->halo_fwd += shell * (cin + cout);
   s->halo_bwd += shell * ((dx_a ? cout : 0) + cout);
+  if (g->n[1] > 1 || g->n[2] > 1) s->halo_bwd_repad += 4.0 * level_shell_axes(u, l, g, pos, 1) * (cin + cout);
   /* 2 GroupNorms, each: statistics (2G doubles) forward, sums (2G + 2C) backward */
   s->small_sums += 8.0 * 2 * (2.0 * u->groups + 2.0 * u->groups + 2.0 * cout);
 }

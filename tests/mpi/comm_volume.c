@@ -18,6 +18,9 @@
  *   comm_volume --step-bytes PS B C K G S   bytes one step sends from shard 0 to shard 1 in a
  *                                           2-rank spatial run (spatial_ranks 2, S slabs, classes
  *                                           K incl. background): halos + all-reduce + small sums
+ *   comm_volume --rank-bytes PS B C K G D H W R   bytes one rank sends per step with a D x H x W grid
+ *                                           per sample and R ranks (replicas = R / (D H W)); with at
+ *                                           most 2 blocks per sample every rank sends this
  *   comm_volume --check                     checks of the formulas against a brute-force halo count,
  *                                           the depth-only plan and a measured 2-rank run (CTest) */
 #include <math.h>
@@ -83,6 +86,18 @@ static double step_bytes_t2(const sf_unet *u)
   sf_scale_step s;
   sf_scale_step_model(u, &g, pos, 2, &s);
   return s.halo_fwd + s.halo_bwd + s.allreduce_ours + s.small_sums;
+}
+
+/* bytes one rank sends per step as built: the first block of a D x H x W grid per sample (with at most 2
+ * blocks, every block sends as much), R ranks in all (R / (D H W) replicas): halos (with the backward's
+ * second row/column shells) + small sums + all-reduce */
+static double rank_bytes(const sf_unet *u, int d, int h, int w, int ranks)
+{
+  sf_grid g = {{d, h, w}};
+  int pos[3] = {0, 0, 0};
+  sf_scale_step s;
+  sf_scale_step_model(u, &g, pos, ranks, &s);
+  return s.halo_fwd + s.halo_bwd + s.halo_bwd_repad + s.small_sums + s.allreduce_ours;
 }
 
 /* The halo shell by enumeration: voxels outside the block, inside the volume, within one step
@@ -299,6 +314,13 @@ int main(int argc, char **argv)
     sf_unet_free(&u);
     return 0;
   }
+  if (argc == 11 && !strcmp(argv[1], "--rank-bytes")) {
+    sf_unet u;
+    if (build(&u, atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[6]))) return 2;
+    printf("%.0f\n", rank_bytes(&u, atoi(argv[7]), atoi(argv[8]), atoi(argv[9]), atoi(argv[10])));
+    sf_unet_free(&u);
+    return 0;
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--base")) base = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--bottleneck")) b = atoi(argv[i + 1]);
@@ -306,7 +328,7 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--groups")) G = atoi(argv[i + 1]);
     else {
       fprintf(stderr, "usage: comm_volume [--base C] [--bottleneck B] [--classes K] [--groups G] | --check | "
-              "--scale11 | --step-bytes PS B C K G S\n");
+              "--scale11 | --step-bytes PS B C K G S | --rank-bytes PS B C K G D H W R\n");
       return 2;
     }
   }
