@@ -166,6 +166,8 @@ typedef struct {
                                         * blas_core), or NULL; "_machine" in a summary JSON */
   cJSON *commits;                      /* the sorted distinct "commit" of every result (an array of
                                         * strings), or NULL when none records one; "_commits" */
+  char *kernel_identity;               /* the first result's "kernel_identity" ("conv3d=1a2b3c4d ..."),
+                                        * or NULL; "_kernel_identity" */
 } sf_summary;
 
 /* The one warning line (no newline) when BASE was measured on another commit or another machine

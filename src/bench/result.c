@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <sf_perfmodel_ids.h> /* SF_PMID_ALL, generated (cmake/PerfmodelIds.cmake) */
 #include <sf_git_commit.h> /* SF_GIT_COMMIT, generated in <build>/generated (cmake/GitCommit.cmake) */
 
 #include "scaffold/bench.h"
@@ -97,6 +98,9 @@ sf_result *sf_result_begin(const sf_bench_opts *o, int argc, char **argv)
   /* The code it was measured with: the git commit of this build (short hash), so that a baseline
    * carries its identity and `report --compare` can say when it came from other code. */
   cJSON_AddStringToObject(r->root, "commit", SF_GIT_COMMIT[0] ? SF_GIT_COMMIT : "no-commit-id");
+  /* ... and the identity of its kernels, family by family (the hashes the perfmodel symbols carry), which
+   * also changes with uncommitted edits */
+  cJSON_AddStringToObject(r->root, "kernel_identity", SF_PMID_ALL);
   if (o->extra)
     for (cJSON *e = o->extra->child; e; e = e->next) {
       if (!e->string || cJSON_HasObjectItem(r->root, e->string)) continue;

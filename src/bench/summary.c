@@ -316,6 +316,13 @@ static void add_commit(sf_summary *s, const cJSON *c)
   cJSON_InsertItemInArray(s->commits, at, cJSON_CreateString(c->valuestring));
 }
 
+/* Keeps the first "kernel_identity" seen: a short string of family=hash words */
+static void add_identity(sf_summary *s, const cJSON *k)
+{
+  if (!s->kernel_identity && cJSON_IsString(k) && k->valuestring[0] && strlen(k->valuestring) < 2048)
+    s->kernel_identity = sf_strdup(k->valuestring);
+}
+
 long sf_summary_from_dir(sf_summary *s, const char *dir, FILE *diag)
 {
   memset(s, 0, sizeof *s);
@@ -360,6 +367,7 @@ long sf_summary_from_dir(sf_summary *s, const char *dir, FILE *diag)
     }
     if (!s->machine && good_result(j)) s->machine = machine_record(j);
     add_commit(s, cJSON_GetObjectItemCaseSensitive(j, "commit"));
+    add_identity(s, cJSON_GetObjectItemCaseSensitive(j, "kernel_identity"));
     es[ne].key = sf_result_group_key(j);
     es[ne].res = j;
     es[ne].order = ne;
@@ -435,6 +443,7 @@ cJSON *sf_summary_to_json(const sf_summary *s)
   }
   if (s->machine) cJSON_AddItemToObject(j, "_machine", cJSON_Duplicate(s->machine, 1));
   if (s->commits) cJSON_AddItemToObject(j, "_commits", cJSON_Duplicate(s->commits, 1));
+  if (s->kernel_identity) cJSON_AddStringToObject(j, "_kernel_identity", s->kernel_identity);
   return j;
 }
 
@@ -467,6 +476,10 @@ int sf_summary_from_json(sf_summary *s, const cJSON *j, char **err)
   {
     if (o->string && !strcmp(o->string, "_machine")) { /* not a group: the machine record */
       if (cJSON_IsObject(o) && !s->machine) s->machine = cJSON_Duplicate(o, 1);
+      continue;
+    }
+    if (o->string && !strcmp(o->string, "_kernel_identity")) { /* not a group: the kernels measured */
+      add_identity(s, o);
       continue;
     }
     if (o->string && !strcmp(o->string, "_commits")) { /* not a group: the commits measured */
@@ -597,5 +610,6 @@ void sf_summary_free(sf_summary *s)
   free(s->g);
   cJSON_Delete(s->machine);
   cJSON_Delete(s->commits);
+  free(s->kernel_identity);
   memset(s, 0, sizeof *s);
 }

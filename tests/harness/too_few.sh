@@ -103,6 +103,19 @@ check "compare A B: warns that A (the baseline of B/A) is from another commit" \
   grep -qE "^scaffold: warning: the baseline $T/other_commit.json was measured on another commit: baseline commit 0000000 " "$T/w3.err"
 "$SCAFFOLD" report "$R" --compare "$T/old.json" > /dev/null 2> "$T/w4.err"
 check "a baseline without a commit: one note line" grep -qE "^scaffold: note: the baseline $T/old.json records no commit" "$T/w4.err"
+python3 - "$T/sum.json" "$T" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["_kernel_identity"] = "conv3d=aaaaaaaa loss=bbbbbbbb"
+json.dump(d, open(sys.argv[2] + "/kern_base.json", "w"))
+d["_kernel_identity"] = "conv3d=cccccccc loss=bbbbbbbb dice=dddddddd"
+json.dump(d, open(sys.argv[2] + "/kern_now.json", "w"))
+PY
+"$SCAFFOLD" compare "$T/kern_base.json" "$T/kern_now.json" > /dev/null 2> "$T/w5.err"
+check "compare: a baseline of other kernels names the families that differ ($(cat "$T/w5.err"))" \
+  grep -qE "^scaffold: warning: the baseline $T/kern_base.json was measured with other kernels: .*kernels that differ \(baseline -> results\): conv3d aaaaaaaa -> cccccccc, dice none -> dddddddd;" "$T/w5.err"
+"$SCAFFOLD" compare "$T/kern_now.json" "$T/kern_now.json" > /dev/null 2> "$T/w6.err"
+check "compare: the same kernels, no warning ($(cat "$T/w6.err"))" test ! -s "$T/w6.err"
 
 # --- the shipped smoke profile, sized by time, with the fake benchmark: no nan anywhere ---
 SF_HAVE_CUDA=0 SF_RUN_BENCHMARK_EXE=$SF_FAKE_BENCH "$SCAFFOLD" jobs smoke -o "$T/smoke" --no-cgroup > "$T/j.out" 2>&1; rc=$?
