@@ -1,4 +1,4 @@
-/* Training-step benchmark of the task graph for scripts/bench-train and scripts/calibrate (not a
+/* Training-step benchmark of the task graph for scripts/bench-train and scripts/bench-runtimes (not a
  * CTest): builds the U-Net, runs warm-up + timed sf_graph_train_step calls on synthetic samples
  * (tests/graph's gt_sample) and prints one line "SFBENCH {json}": median step time, samples/s,
  * effective GFLOP/s (3 x the model's forward conv flops / median step), peak RSS of the process

@@ -33,7 +33,7 @@ expect_refused() {
   [ ! -s "$T/$name.out" ] || err "$name: something ran: $(head -3 "$T/$name.out")"
 }
 
-# The shipped class with a MEASURED file and OpenCL models, if any (calibrated by scripts/calibrate).
+# The shipped class with a MEASURED file and OpenCL models, if any (calibrated by `scaffold calibrate`).
 CLASS=""
 for d in "$SRC"/perfmodels/*/; do
   [ -f "$d/MEASURED" ] && CLASS=$(basename "$d") && break
@@ -41,7 +41,7 @@ done
 
 case "$MODE" in
 inputs)
-  [ -n "$CLASS" ] || { echo "FAIL: no shipped class has a MEASURED file (scripts/calibrate writes it)"; exit 1; }
+  [ -n "$CLASS" ] || { echo "FAIL: no shipped class has a MEASURED file (`scaffold calibrate` writes it)"; exit 1; }
   ncpus=$(awk '/Number of CPUs/{print $1}' "$SRC/perfmodels/$CLASS/sampling/bus/$CLASS.config")
   expect_refused noclass "no class folder .*perfmodels/nosuchclass" --class nosuchclass "${SHAPE[@]}"
   mkdir -p "$T/empty"
@@ -84,7 +84,7 @@ predict)
     echo "SKIPPED: no scaffold-sim at $SIM (build it with scripts/build-sim: a SimGrid StarPU from Debian's source package, then the project against it)"
     exit 77
   fi
-  [ -n "$CLASS" ] || { echo "FAIL: no shipped class has a MEASURED file (scripts/calibrate writes it)"; exit 1; }
+  [ -n "$CLASS" ] || { echo "FAIL: no shipped class has a MEASURED file (`scaffold calibrate` writes it)"; exit 1; }
   read -r ps base ncpu nopencl sched measured < <(grep -v '^#' "$SRC/perfmodels/$CLASS/MEASURED" | head -1)
   [ "$ps $base" = "4 8" ] || err "MEASURED's first line is ps $ps b$base, want ps 4 b8"
   # the real task count of the same graph (ps 4 b8 takes milliseconds per step)
