@@ -27,6 +27,7 @@ void sf_calib_plan_make(sf_calib_plan *p, const sf_config *c, int quick)
     if (c->torch_amp && bf16) add(p, c->problem_scale, c->unet_base_channels, c->ncpu, 0, c->slabs, 1);
     for (int i = 0; i < p->n; i++) p->run[i].batch = c->local_batch_size;
     p->measured = p->run[p->n - 1];
+    p->extra_passes = 4; /* a quick plan's pass takes seconds */
     return;
   }
   static const long two[][2] = {{4, 8}, {5, 8}, {5, 16}, {5, 64}}, one[][2] = {{4, 8}, {5, 16}, {5, 64}};
@@ -38,6 +39,7 @@ void sf_calib_plan_make(sf_calib_plan *p, const sf_config *c, int quick)
   add(p, 5, 16, 1, 1, 4, 0);
   add(p, 5, 16, 1, 1, 8, 0);
   for (int i = 0; i < 3; i++) add(p, one[i][0], one[i][1], 1, 1, 0, 0);
+  p->extra_passes = 1;
   p->measured = p->run[0]; /* ps 4 b8, 2 workers: the figure scripts/validate-sim and tests/sim check */
 }
 

@@ -18,6 +18,7 @@ typedef struct {
   sf_calib_run run[SF_CALIB_MAX_RUNS];
   int n;
   sf_calib_run measured; /* the real figure of MEASURED (calibrated models, STARPU_CALIBRATE=0) */
+  int extra_passes;      /* calibrating passes at most after the first while footprints lack samples */
 } sf_calib_plan;
 
 /* quick: c's own shape (and its bf16 twin when torch_amp is 1); full: the standard shapes. bf16 runs only

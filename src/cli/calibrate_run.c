@@ -207,6 +207,14 @@ static void count_samples(const char *dir, int *total, int *under)
   if (d) closedir(d);
 }
 
+void sf_calib_count_staging(sf_calib_ctx *x, int *footprints, int *under)
+{
+  char dir[PATH_MAX + 64];
+  snprintf(dir, sizeof dir, "%s/codelets/45", x->staging);
+  *footprints = *under = 0;
+  count_samples(dir, footprints, under);
+}
+
 int sf_calib_install_models(sf_calib_ctx *x, char *err, size_t errlen)
 {
   char fresh[PATH_MAX + 32], old[PATH_MAX + 32], cur[PATH_MAX + 16], sub[PATH_MAX + 64], from[PATH_MAX + 64];

@@ -28,6 +28,8 @@ int sf_calib_tune(sf_calib_ctx *x, const sf_calib_run *r);
  * median step and the CPU workers it ran on */
 int sf_calib_steps(sf_calib_ctx *x, const sf_calib_run *r, int warmup, int steps, int calibrate, double *median_s,
                    int *ncpu);
+/* The footprints of the staging models and those with fewer than 10 samples */
+void sf_calib_count_staging(sf_calib_ctx *x, int *footprints, int *under);
 /* Replaces the class's sampling/ by the staging models of this class (history files and bus files) */
 int sf_calib_install_models(sf_calib_ctx *x, char *err, size_t errlen);
 /* MEASURED: run r on the new models, not calibrating */

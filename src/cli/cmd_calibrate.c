@@ -4,14 +4,10 @@
  * is checked against), CALIBRATED (when, with which code, on which machine) and, for a full calibration, a
  * harness baseline (`scaffold jobs standard` + `summary`). Every measurement runs in a child `scaffold`
  * process; the new models replace the folder's old ones only when all runs have succeeded. */
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "calibrate_run.h"
 #include "calibrate_plan.h"
@@ -19,11 +15,8 @@
 #include "scaffold/cli.h"
 #include "scaffold/common.h"
 #include "scaffold/config.h"
-#include "scaffold/fsutil.h"
-#include "scaffold/kernel_tuning_setup.h"
 #include "scaffold/progress.h"
-#include "scaffold/runtime.h"
-#include "scaffold/steps.h"
+#include "tune.h"
 
 typedef struct {
   const char *cls;
@@ -69,55 +62,66 @@ static int extra_opt(void *ctx, int argc, char **argv, int i)
   return 2;
 }
 
-/* Runs the plan: tuning, then the calibrating steps; the progress line's ETA weighs each run by its cost */
+typedef struct {
+  sf_progress pr;
+  double done;
+  int opencl_failed;
+} plan_state;
+
+/* One pass over the plan: tuning (phase 0) or calibrating steps (1). An OpenCL run that cannot start skips the
+ * others; any other failure stops the calibration. */
+static int run_phase(sf_calib_ctx *x, const sf_calib_plan *p, int phase, plan_state *st)
+{
+  for (int i = 0; i < p->n; i++) {
+    const sf_calib_run *r = &p->run[i];
+    char desc[160], note[200];
+    sf_calib_run_describe(r, desc, sizeof desc);
+    snprintf(note, sizeof note, "%s %s", phase ? "calibrating" : "tuning", desc);
+    sf_progress_update_note(&st->pr, (long)(st->done * 100), note);
+    st->done += r->weight;
+    if (r->opencl && (st->opencl_failed || phase == 0)) continue; /* tuning times CPU kernels only */
+    if ((phase ? sf_calib_steps(x, r, 0, 11, 1, NULL, NULL) : sf_calib_tune(x, r)) == 0) continue;
+    sf_progress_clear(&st->pr);
+    if (!r->opencl) {
+      fprintf(stderr, "scaffold: error: calibrate: %s %s failed: %s\n", phase ? "calibrating" : "tuning", desc,
+              x->last_error);
+      return -1;
+    }
+    st->opencl_failed = 1;
+    printf("calibrate: no OpenCL worker could start (%s): the class has CPU models only\n", x->last_error);
+  }
+  return 0;
+}
+
+/* The plan, then more calibrating passes while footprints lack their 10 samples: StarPU drops a sample far off
+ * its footprint's mean (STARPU_HISTORY_MAX_ERROR), which a busy moment of the machine causes on tiny tasks */
 static int run_plan(sf_calib_ctx *x, const sf_calib_plan *p, int tune)
 {
-  double total = 0, done = 0;
+  plan_state st = {.done = 0};
+  double total = 0;
   for (int i = 0; i < p->n; i++) total += p->run[i].weight * (tune ? 2 : 1);
-  sf_progress pr;
-  sf_progress_begin(&pr, "calibrate: cost units", (long)(total * 100));
-  int opencl_failed = 0;
-  for (int phase = tune ? 0 : 1; phase < 2; phase++)
-    for (int i = 0; i < p->n; i++) {
-      const sf_calib_run *r = &p->run[i];
-      char desc[160], note[200];
-      sf_calib_run_describe(r, desc, sizeof desc);
-      snprintf(note, sizeof note, "%s %s", phase ? "calibrating" : "tuning", desc);
-      sf_progress_update_note(&pr, (long)(done * 100), note);
-      if (!(r->opencl && (opencl_failed || phase == 0))) {
-        int rc = phase ? sf_calib_steps(x, r, 0, 11, 1, NULL, NULL) : sf_calib_tune(x, r);
-        if (rc != 0 && r->opencl) {
-          opencl_failed = 1;
-          sf_progress_clear(&pr);
-          printf("calibrate: no OpenCL worker could start (%s): the class has CPU models only\n", x->last_error);
-        } else if (rc != 0) {
-          sf_progress_clear(&pr);
-          fprintf(stderr, "scaffold: error: calibrate: %s %s failed: %s\n", phase ? "calibrating" : "tuning", desc,
-                  x->last_error);
-          return -1;
-        }
-      }
-      done += r->weight;
-    }
-  sf_progress_end(&pr, (long)(total * 100));
-  return 0;
+  sf_progress_begin(&st.pr, "calibrate: cost units", (long)(total * 100));
+  int rc = tune ? run_phase(x, p, 0, &st) : 0;
+  if (rc == 0) rc = run_phase(x, p, 1, &st);
+  for (int pass = 1; rc == 0 && pass <= p->extra_passes; pass++) {
+    int footprints = 0, under = 0;
+    sf_calib_count_staging(x, &footprints, &under);
+    if (under == 0) break;
+    sf_progress_clear(&st.pr);
+    printf("calibrate: %d of %d footprints have fewer than 10 samples: calibrating pass %d of at most %d more\n", under,
+           footprints, pass, p->extra_passes);
+    rc = run_phase(x, p, 1, &st);
+  }
+  sf_progress_end(&st.pr, (long)(st.done * 100));
+  return rc;
 }
 
 int sf_cmd_calibrate(int argc, char **argv)
 {
   calib_cli k = {0};
   sf_config c;
-  sf_config_init(&c);
-  int verbose = 0;
-  int next = sf_config_from_cli(&c, argc, argv, 1, &verbose, extra_opt, &k);
-  if (next < argc) sf_die(SF_EXIT_USAGE, "calibrate: unexpected argument '%s' (see --help)", argv[next]);
-  sf_config_refuse_unread(&c, "scaffold calibrate", sf_steps_config_keys,
-                          "--quick calibrates the network's training step; the dataset, training-run, bound and "
-                          "output keys take effect in `scaffold benchmark`", verbose);
-  const char *bad_key = NULL;
-  char why[512], err[PATH_MAX + 512];
-  if (sf_runtime_check_config(&c, &bad_key, why, sizeof why) != 0)
-    sf_die(SF_EXIT_USAGE, "calibrate: config key '%s': %s", bad_key, why);
+  sf_steps_command_config(&c, argc, argv, "calibrate", extra_opt, &k);
+  char err[PATH_MAX + 512] = "";
   sf_calib_ctx x = {.lock_fd = -1};
   if (sf_class_folder_resolve(k.cls, k.ship, &x.folder, err, sizeof err) != 0) sf_die(SF_EXIT_USAGE, "calibrate: %s", err);
   sf_calib_plan plan;

@@ -12,8 +12,6 @@
 #include "scaffold/config.h"
 #include "scaffold/fsutil.h"
 #include "scaffold/kernel_tuning_setup.h"
-#include "scaffold/runtime.h"
-#include "scaffold/steps.h"
 #include "tune.h"
 
 typedef struct {
@@ -65,17 +63,8 @@ int sf_cmd_tune(int argc, char **argv)
 {
   tune_cli t = {.budget_ms = 30};
   sf_config c;
-  sf_config_init(&c);
-  int verbose = 0;
-  int next = sf_config_from_cli(&c, argc, argv, 1, &verbose, extra_opt, &t);
-  if (next < argc) sf_die(SF_EXIT_USAGE, "tune: unexpected argument '%s' (see --help)", argv[next]);
-  sf_config_refuse_unread(&c, "scaffold tune", sf_steps_config_keys,
-                          "it tunes the kernels of the network's training step; the dataset, training-run, bound and "
-                          "output keys take effect in `scaffold benchmark`", verbose);
-  const char *bad_key = NULL;
-  char why[512], err[PATH_MAX + 512];
-  if (sf_runtime_check_config(&c, &bad_key, why, sizeof why) != 0)
-    sf_die(SF_EXIT_USAGE, "tune: config key '%s': %s", bad_key, why);
+  int verbose = sf_steps_command_config(&c, argc, argv, "tune", extra_opt, &t);
+  char err[PATH_MAX + 512];
   sf_class_folder f;
   if (sf_class_folder_resolve(t.cls, t.ship, &f, err, sizeof err) != 0) sf_die(SF_EXIT_USAGE, "tune: %s", err);
   if (sf_class_folder_prepare(&f, err, sizeof err) != 0) sf_die(SF_EXIT_FAILURE, "tune: %s", err);

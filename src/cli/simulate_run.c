@@ -44,8 +44,9 @@ static int copy_tree(const char *src, const char *dst)
 }
 
 /* starpu_smpirun's arguments before the program: the network of p->net for p->ranks ranks (files in
- * run_dir), and SMPI's bandwidth and latency factors at 1, so a message costs what the network's figures
- * say. StarPU-MPI counts the bytes each rank sends (STARPU_COMM_STATS). Returns the count. */
+ * run_dir), SMPI's bandwidth and latency factors at 1, so a message costs what the network's figures
+ * say, and no guard pages on the actors' stacks. StarPU-MPI counts the bytes each rank sends
+ * (STARPU_COMM_STATS). Returns the count. */
 static int smpirun_argv(const sim_plan *p, const char *run_dir, char **argv)
 {
   char *platform = NULL, *hostfile = NULL, np[16];
@@ -62,6 +63,7 @@ static int smpirun_argv(const sim_plan *p, const char *run_dir, char **argv)
   argv[n++] = "-np", argv[n++] = sf_strdup(np);
   argv[n++] = "--cfg=smpi/bw-factor:0:1";
   argv[n++] = "--cfg=smpi/lat-factor:0:1";
+  argv[n++] = "--cfg=contexts/guard-size:0"; /* a guard page per actor stack exhausts vm.max_map_count by 16 ranks */
   return n;
 }
 

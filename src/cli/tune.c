@@ -16,6 +16,7 @@
 #include "scaffold/kernel_tuning.h"
 #include "scaffold/kernel_tuning_setup.h"
 #include "scaffold/progress.h"
+#include "scaffold/runtime.h"
 #include "scaffold/steps.h"
 
 #include <sf_git_commit.h> /* SF_GIT_COMMIT: generated (cmake/GitCommit.cmake) */
@@ -119,6 +120,23 @@ static int save(const char *path, const sf_conv3d_tuned *fresh, const double *us
   sf_tuning_record_free(&rec);
   sf_lock_release(fd);
   return rc;
+}
+
+int sf_steps_command_config(sf_config *c, int argc, char **argv, const char *cmd, sf_cli_extra_fn extra, void *ctx)
+{
+  sf_config_init(c);
+  int verbose = 0;
+  int next = sf_config_from_cli(c, argc, argv, 1, &verbose, extra, ctx);
+  if (next < argc) sf_die(SF_EXIT_USAGE, "%s: unexpected argument '%s' (see --help)", cmd, argv[next]);
+  char prog[64], why[512];
+  snprintf(prog, sizeof prog, "scaffold %s", cmd);
+  sf_config_refuse_unread(c, prog, sf_steps_config_keys,
+                          "it measures the network's training step; the dataset, training-run, bound and output keys "
+                          "take effect in `scaffold benchmark`", verbose);
+  const char *bad_key = NULL;
+  if (sf_runtime_check_config(c, &bad_key, why, sizeof why) != 0)
+    sf_die(SF_EXIT_USAGE, "%s: config key '%s': %s", cmd, bad_key, why);
+  return verbose;
 }
 
 int sf_tune_config(const sf_config *c, const char *record_path, const sf_tune_opts *o, sf_tune_summary *sum,

@@ -24,6 +24,11 @@ typedef struct {
   double seconds;      /* wall time of the tuning */
 } sf_tune_summary;
 
+/* The config of a command built on training steps (`tune`, `calibrate`): parses argv (the command's own options
+ * through extra), refuses keys the steps do not read and checks the runtime keys, exiting 2 with a message
+ * naming the key before any work. Returns -v. */
+int sf_steps_command_config(sf_config *c, int argc, char **argv, const char *cmd, sf_cli_extra_fn extra, void *ctx);
+
 /* Tunes config c into the record `record_path` (entries of other shapes already there are kept; the file
  * is written atomically, under a lock next to it). 0, or -1 with err. */
 int sf_tune_config(const sf_config *c, const char *record_path, const sf_tune_opts *o, sf_tune_summary *sum,
