@@ -27,8 +27,9 @@ typedef struct {
 /* "conv3d-<identity>.json": this build's record name */
 const char *sf_tuning_record_name(void);
 /* Reads and checks a record. 0, or -1 with err naming the file, the entry and the key. Entries naming a
- * variant this build does not have are an error; entries this machine cannot run are kept (skipped at
- * install). */
+ * variant this build does not have are an error (the direct and Winograd names carry the record's kernel set,
+ * "direct-avx512"); entries this machine cannot run now are kept and skipped at install, with those of another
+ * kernel set (SF_CPU_ISA caps the set). */
 int sf_tuning_record_read(const char *path, sf_tuning_record *r, char *err, size_t errlen);
 /* Writes r atomically (temporary name, then rename); 0 or -1 with err. */
 int sf_tuning_record_write(const char *path, const sf_tuning_record *r, char *err, size_t errlen);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "scaffold/common.h"
+#include "scaffold/cpu_isa.h"
 #include "scaffold/fsutil.h"
 #include "scaffold/kernel_tuning_setup.h"
 #include "scaffold/machine_class.h"
@@ -70,7 +71,14 @@ void sf_kernel_tuning_setup(void)
     snprintf(g_why, sizeof g_why, "the tuning record %s could not be used (see the warning)", g_record);
     return;
   }
-  g_shapes = sf_conv3d_tuning_install(r.entries, r.n);
+  /* direct and Winograd entries name the kernel set they were timed on (SF_CPU_ISA may cap it here) */
+  int n = 0;
+  for (int i = 0; i < r.n; i++) {
+    sf_conv3d_variant v = r.entries[i].variant;
+    if ((v != SF_CONV3D_DIRECT && v != SF_CONV3D_WINOGRAD) || !strcmp(r.kernel_set, sf_cpu_isa_name(sf_cpu_isa_active())))
+      r.entries[n++] = r.entries[i];
+  }
+  g_shapes = sf_conv3d_tuning_install(r.entries, n);
   snprintf(g_date, sizeof g_date, "%.10s", r.date);
   g_why[0] = '\0';
   if (g_shapes < r.n)

@@ -38,7 +38,30 @@ static int string_member(const cJSON *o, const char *key, char *out, size_t len)
   return 0;
 }
 
-static int read_entry(const cJSON *e, sf_conv3d_tuned *t, double *best, char *why, size_t wl)
+/* A variant name of a record measured on kernel set `set`: the set-independent names, and direct-<set> /
+ * winograd-<set>; -1 for anything else */
+static int variant_of(const char *name, const char *set)
+{
+  static const struct {
+    const char *name;
+    sf_conv3d_variant v;
+  } fixed[] = {{"im2col", SF_CONV3D_IM2COL},
+               {"vdpbf16ps", SF_CONV3D_VDPBF16},
+               {"winograd-vdpbf16ps", SF_CONV3D_WINOGRAD_BF16},
+               {"amx", SF_CONV3D_AMX}};
+  for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+    if (!strcmp(name, fixed[i].name)) return (int)fixed[i].v;
+  size_t sl = strlen(set);
+  for (int wino = 0; wino < 2; wino++) {
+    const char *stem = wino ? "winograd-" : "direct-";
+    size_t n = strlen(stem);
+    if (!strncmp(name, stem, n) && strlen(name) == n + sl && !strcmp(name + n, set))
+      return (int)(wino ? SF_CONV3D_WINOGRAD : SF_CONV3D_DIRECT);
+  }
+  return -1;
+}
+
+static int read_entry(const cJSON *e, const char *set, sf_conv3d_tuned *t, double *best, char *why, size_t wl)
 {
   char dir[16], variant[32];
   const cJSON *shape = cJSON_GetObjectItemCaseSensitive(e, "shape");
@@ -61,8 +84,10 @@ static int read_entry(const cJSON *e, sf_conv3d_tuned *t, double *best, char *wh
     v[i] = (int)x;
   }
   if (string_member(e, "variant", variant, sizeof variant) != 0) return snprintf(why, wl, "\"variant\" is not a string"), -1;
-  int var = sf_conv3d_variant_from_name(variant);
-  if (var < 0) return snprintf(why, wl, "\"variant\" '%s' is not a 3x3x3 convolution variant of this build", variant), -1;
+  int var = variant_of(variant, set);
+  if (var < 0)
+    return snprintf(why, wl, "\"variant\" '%s' is not a 3x3x3 convolution variant of this build (kernel set %s)", variant,
+                    set), -1;
   if (!(*best > 0 && *best < 1e12)) return snprintf(why, wl, "\"best_us\" is not a positive number"), -1;
   *t = (sf_conv3d_tuned){{(sf_conv3d_direction)d, cJSON_IsTrue(bf16), v[0], v[1], v[2], v[3], v[4]}, (sf_conv3d_variant)var};
   return 0;
@@ -102,7 +127,7 @@ int sf_tuning_record_read(const char *path, sf_tuning_record *r, char *err, size
     r->best_us = sf_calloc((size_t)n + 1, sizeof *r->best_us, "tuning record");
     for (int i = 0; i < n && rc == 0; i++) {
       char ewhy[200];
-      rc = read_entry(cJSON_GetArrayItem(entries, i), &r->entries[i], &r->best_us[i], ewhy, sizeof ewhy);
+      rc = read_entry(cJSON_GetArrayItem(entries, i), r->kernel_set, &r->entries[i], &r->best_us[i], ewhy, sizeof ewhy);
       if (rc) snprintf(why, sizeof why, "entries[%d]: %s", i, ewhy);
     }
     r->n = n;

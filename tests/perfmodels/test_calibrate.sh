@@ -7,7 +7,8 @@
 #            the class "calibrated here" and says its kernel choices are tuned
 #   records  a tuning record edited to name im2col for every shape makes the run take im2col; a record
 #            naming an unknown variant is refused with the file, entry and key, and the rules are used; a
-#            record of other kernels (another identity in its name) is reported, never applied
+#            record of other kernels (another identity in its name) is reported, never applied; under a
+#            capped kernel set (SF_CPU_ISA=c) the record's direct and Winograd entries are skipped
 #   refuse   bad input exits 2 before any work: a bad class name, an unknown option, a key `calibrate`
 #            does not read; nothing is written
 # StarPU's warnings are what the quick case looks for: its runs set STARPU_SILENT=0.
@@ -65,9 +66,19 @@ records)
   [[ $fwd == "im2col on "* ]] || err "the record names im2col everywhere, yet conv3d forward ran: $fwd"
   sed '0,/"variant":"[^"]*"/s//"variant":"no-such-kernel"/' "$REC" >"$T/bad.json"
   SF_KERNEL_TUNING=$T/bad.json steps bad
-  grep -q "kernel tuning: tuning record $T/bad.json: entries\[0\]: \"variant\" 'no-such-kernel' is not a 3x3x3 convolution variant of this build; using the built-in rules" "$T/bad.out" ||
+  grep -q "kernel tuning: tuning record $T/bad.json: entries\[0\]: \"variant\" 'no-such-kernel' is not a 3x3x3 convolution variant of this build (kernel set [a-z0-9]*); using the built-in rules" "$T/bad.out" ||
     err "a record with an unknown variant was not refused by name: $(grep -i tuning "$T/bad.out")"
   grep -q "^kernel choices: built-in rules" "$T/bad.out" || err "the refused record was applied: $(grep 'kernel choices' "$T/bad.out")"
+  # a record timed on another kernel set (SF_CPU_ISA caps the set): its direct and Winograd entries are skipped
+  set_of=$(sed -n 's/.*"kernel_set":"\([a-z0-9]*\)".*/\1/p' "$REC" | head -1)
+  if [ "$set_of" = c ] || [ -z "$set_of" ]; then
+    echo "SKIPPED: the record's kernel set is '$set_of': no lower set to cap it to"
+  else
+    SF_CPU_ISA=c steps capped
+    grep -q "^kernel choices: tuned on this machine (.*; [1-9][0-9]* of its [0-9]* entries name a variant this machine does not run now)" "$T/capped.out" ||
+      err "under SF_CPU_ISA=c the $set_of record's entries were not skipped: $(grep 'kernel choices' "$T/capped.out")"
+    grep -q "direct-$set_of\|winograd-$set_of" "$T/capped.out" && err "an entry of set $set_of ran under SF_CPU_ISA=c"
+  fi
   mv "$REC" "$DIR/tuning/conv3d-00000000.json"
   steps other
   grep -q "^kernel choices: built-in rules (class $CLS has a tuning record for other conv3d kernels (conv3d-00000000.json" "$T/other.out" ||
