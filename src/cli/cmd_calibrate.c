@@ -68,7 +68,8 @@ typedef struct {
   int opencl_failed;
 } plan_state;
 
-/* One pass over the plan: tuning (phase 0) or calibrating steps (1). An OpenCL run that cannot start skips the
+/* One pass over the plan: tuning (phase 0), calibrating steps (1), or calibrating steps again without the
+ * OpenCL runs (2). An OpenCL run that cannot start skips the
  * others; any other failure stops the calibration. */
 static int run_phase(sf_calib_ctx *x, const sf_calib_plan *p, int phase, plan_state *st)
 {
@@ -78,8 +79,9 @@ static int run_phase(sf_calib_ctx *x, const sf_calib_plan *p, int phase, plan_st
     sf_calib_run_describe(r, desc, sizeof desc);
     snprintf(note, sizeof note, "%s %s", phase ? "calibrating" : "tuning", desc);
     sf_progress_update_note(&st->pr, (long)(st->done * 100), note);
-    st->done += r->weight;
-    if (r->opencl && (st->opencl_failed || phase == 0)) continue; /* tuning times CPU kernels only */
+    if (!(r->opencl && phase == 2)) st->done += r->weight;
+    if (r->opencl && (st->opencl_failed || phase != 1)) continue; /* tuning times CPU kernels only; extra passes
+                                                                   * skip the slow OpenCL runs */
     if ((phase ? sf_calib_steps(x, r, 0, 11, 1, NULL, NULL) : sf_calib_tune(x, r)) == 0) continue;
     sf_progress_clear(&st->pr);
     if (!r->opencl) {
@@ -100,7 +102,7 @@ static int run_plan(sf_calib_ctx *x, const sf_calib_plan *p, int tune)
   plan_state st = {.done = 0};
   double total = 0;
   for (int i = 0; i < p->n; i++) total += p->run[i].weight * (tune ? 2 : 1);
-  sf_progress_begin(&st.pr, "calibrate: cost units", (long)(total * 100));
+  sf_progress_begin(&st.pr, "calibrate (runs weighted by cost)", (long)(total * 100));
   int rc = tune ? run_phase(x, p, 0, &st) : 0;
   if (rc == 0) rc = run_phase(x, p, 1, &st);
   for (int pass = 1; rc == 0 && pass <= p->extra_passes; pass++) {
@@ -110,7 +112,8 @@ static int run_plan(sf_calib_ctx *x, const sf_calib_plan *p, int tune)
     sf_progress_clear(&st.pr);
     printf("calibrate: %d of %d footprints have fewer than 10 samples: calibrating pass %d of at most %d more\n", under,
            footprints, pass, p->extra_passes);
-    rc = run_phase(x, p, 1, &st);
+    for (int i = 0; i < p->n; i++) st.pr.total += p->run[i].opencl ? 0 : (long)(p->run[i].weight * 100);
+    rc = run_phase(x, p, 2, &st);
   }
   sf_progress_end(&st.pr, (long)(st.done * 100));
   return rc;
