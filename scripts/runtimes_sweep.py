@@ -18,7 +18,10 @@ import os
 import statistics
 import subprocess
 
-# PS:BOTTLENECK:BASE:GROUPS:SLABS:ROWSxCOLUMNS, from ~2 ms tasks down to ~0.5 us
+# the task graph's block limits (include/scaffold/tensor.h: SF_MAX_SLABS blocks in all, SF_MAX_HW per row/column axis)
+MAX_BLOCKS, MAX_HW = 64, 16
+# PS:BOTTLENECK:BASE:GROUPS:SLABS:ROWSxCOLUMNS, from ~1 ms tasks down to the graph's finest decomposition
+# (2:1:1:1:2:4x4: 1 channel, 32 blocks of 2 voxels; docs/runtimes.md, "The sequential executor's floor")
 DEFAULT_SHAPES = ("6:3:8:8:1:1x1 5:3:8:8:1:1x1 5:3:8:8:4:1x1 4:3:8:8:1:1x1 4:3:8:8:4:1x1 4:3:8:8:8:1x1 4:3:4:4:2:4x4 "
                   "4:3:2:2:2:8x4 4:3:1:1:4:4x4 3:2:1:1:2:4x4 3:2:1:1:4:8x2 2:1:1:1:2:4x4 2:0:1:1:1:4x4 2:0:1:1:1:2x2")
 
@@ -34,10 +37,32 @@ def parse_shapes(s, die):
             die("shape '%s' is not PS:BOTTLENECK:BASE:GROUPS:SLABS:ROWSxCOLUMNS (e.g. 4:3:8:8:2:4x4)" % tok)
         if len(f) != 6 or ps - bn < 1 or base % groups or min(base, groups, slabs, rows, cols) < 1:
             die("shape '%s': needs PS - BOTTLENECK >= 1, GROUPS dividing BASE, SLABS, ROWS, COLUMNS >= 1" % tok)
+        why = shape_limits(ps, bn, slabs, rows, cols)
+        if why:
+            die("shape '%s': %s" % (tok, why))
         out.append((ps, bn, base, groups, slabs, "%dx%d" % (rows, cols)))
     if not out:
         die("no shape given")
     return out
+
+
+def shape_limits(ps, bn, slabs, rows, cols):
+    """why the training graph (src/train/graph_plan.c) or bench_train_step refuses a shape's block grid, or None:
+    PS 2..9, BOTTLENECK <= 8; depth slabs up to the bottleneck edge 2^BOTTLENECK; rows and columns (SF_HW_BLOCKS) up
+    to the bottleneck edge, or a power of two up to the input edge 2^PS and MAX_HW; all blocks at most MAX_BLOCKS"""
+    coarse, edge = 1 << min(bn, 30), 1 << min(ps, 30)
+    if not 2 <= ps <= 9 or bn > 8:
+        return "bench_train_step takes PS 2..9 and BOTTLENECK 0..8"
+    if slabs > min(coarse, MAX_BLOCKS):
+        return "%d depth slabs; at most %d (the bottleneck edge is %d planes)" % (slabs, min(coarse, MAX_BLOCKS), coarse)
+    for n, axis in ((rows, "rows"), (cols, "columns")):
+        if n > min(edge, MAX_HW) or (n > coarse and n & (n - 1)):
+            return "%d %s blocks; expected 1..%d or a power of two up to %d (bottleneck edge %d, input edge %d)" % (
+                n, axis, coarse, min(edge, MAX_HW), coarse, edge)
+    if slabs * rows * cols > MAX_BLOCKS:
+        return "%d x %d x %d = %d blocks; the task graph takes at most %d" % (slabs, rows, cols, slabs * rows * cols,
+                                                                            MAX_BLOCKS)
+    return None
 
 
 def shape_name(sh):
@@ -114,10 +139,23 @@ def metg(curve, level=0.5):
         return None, None, pts[-1], "above the sweep: even %.3g us tasks stay below %d %%" % (pts[-1][0], level * 100)
     i = ok[0]
     if i == 0:
-        return None, pts[0], None, "below the sweep: %.3g us tasks still reach %d %%" % (pts[0][0], level * 100)
+        est = extrapolate(pts[0], level)
+        return None, pts[0], None, "below the sweep: %.3g us tasks still reach %.0f %%%s" % (
+            pts[0][0], pts[0][1] * 100, "; %.2g us extrapolated (constant cost per task, not measured)" % est
+            if est else "")
     lo, hi = pts[i - 1], pts[i]
     t = (level - lo[1]) / (hi[1] - lo[1])
     return math.exp(math.log(lo[0]) + t * (math.log(hi[0]) - math.log(lo[0]))), hi, lo, ""
+
+
+def extrapolate(pt, level=0.5):
+    """where a curve that stays above level at its smallest point (d us, efficiency e) would cross it if every task
+    cost a constant c more than its body (efficiency = d / (d + c), so c = d (1/e - 1)): d' = c level / (1 - level);
+    None when e >= 1 (no cost to extrapolate from)"""
+    d, e = pt
+    if not 0 < e < 1:
+        return None
+    return d * (1 / e - 1) * level / (1 - level)
 
 
 def metg_table(rows, series, rounds, out):

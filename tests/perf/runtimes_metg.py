@@ -31,6 +31,12 @@ close(m, math.exp(math.log(1) + (0.5 - 0.2) / (0.7 - 0.2) * math.log(10)), "METG
 m, _, _, note = sw.metg([(10, 0.9), (1, 0.8)])
 if m is not None or "below the sweep" not in note:
     fails.append("every point >= 50 %%: got METG %r, note '%s' (want None, 'below the sweep')" % (m, note))
+# ... with the constant-cost extrapolation from the smallest point: c = 1 us x (1/0.8 - 1) = 0.25 us, crossing at c
+close(sw.extrapolate((1, 0.8)), 0.25, "extrapolated crossing of (1 us, 80 %)")
+if "0.25 us extrapolated" not in note or "not measured" not in note:
+    fails.append("every point >= 50 %%: the note '%s' does not give the extrapolation (0.25 us, not measured)" % note)
+if sw.extrapolate((1, 1.0)) is not None:
+    fails.append("extrapolation from a point at 100 %% efficiency: got %r, want None" % sw.extrapolate((1, 1.0)))
 m, _, _, note = sw.metg([(10, 0.4), (1, 0.1)])
 if m is not None or "above the sweep" not in note:
     fails.append("every point < 50 %%: got METG %r, note '%s' (want None, 'above the sweep')" % (m, note))
@@ -67,7 +73,10 @@ if not any("1 us at" in ln and "10 us at" in ln for ln in lines):
 
 # bad shapes are refused with the token named
 for bad, why in (("4:3:8:8:2", "five fields"), ("3:3:8:8:1:1x1", "no U-Net level"), ("4:3:4:8:1:1x1", "groups"),
-                 ("4:3:8:8:1:2-2", "RxC")):
+                 ("4:3:8:8:1:2-2", "RxC"), ("2:1:1:1:4:4x4", "slabs beyond the bottleneck edge"),
+                 ("2:1:1:1:1:3x3", "rows beyond the bottleneck edge, not a power of two"),
+                 ("2:1:1:1:2:8x4", "rows beyond the input edge"), ("3:2:1:1:4:8x4", "128 blocks"),
+                 ("10:3:1:1:1:1x1", "problem scale beyond bench_train_step's")):
     msgs = []
 
     def die(msg):
@@ -79,6 +88,10 @@ for bad, why in (("4:3:8:8:2", "five fields"), ("3:3:8:8:1:1x1", "no U-Net level
     except SystemExit:
         if not msgs or bad not in msgs[0]:
             fails.append("shape '%s' (%s): the message does not name it: %r" % (bad, why, msgs))
+
+# every default shape is a legal run of the graph (the limits above)
+for sh in sw.parse_shapes(sw.DEFAULT_SHAPES, lambda msg: fails.append("default shape refused: " + msg)):
+    pass
 
 for f in fails:
     print("FAIL: " + f)
