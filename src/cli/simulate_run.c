@@ -45,7 +45,8 @@ static int copy_tree(const char *src, const char *dst)
 
 /* starpu_smpirun's arguments before the program: the network of p->net for p->ranks ranks (files in
  * run_dir), SMPI's bandwidth and latency factors at 1, so a message costs what the network's figures
- * say, and no guard pages on the actors' stacks. StarPU-MPI counts the bytes each rank sends
+ * say, no guard pages on the actors' stacks, and large blocks for the folded tensors (sf_data_alloc), which
+ * would exhaust vm.max_map_count at 32 ranks of ps 7 otherwise. StarPU-MPI counts the bytes each rank sends
  * (STARPU_COMM_STATS). Returns the count. */
 static int smpirun_argv(const sim_plan *p, const char *run_dir, char **argv)
 {
@@ -64,6 +65,7 @@ static int smpirun_argv(const sim_plan *p, const char *run_dir, char **argv)
   argv[n++] = "--cfg=smpi/bw-factor:0:1";
   argv[n++] = "--cfg=smpi/lat-factor:0:1";
   argv[n++] = "--cfg=contexts/guard-size:0"; /* a guard page per actor stack exhausts vm.max_map_count by 16 ranks */
+  argv[n++] = "--cfg=smpi/shared-malloc-blocksize:67108864"; /* folded tensors: one mapping per 64 MiB, not per 1 MiB */
   return n;
 }
 

@@ -24,6 +24,17 @@ void sf_slab_bounds(int *d0, int n, int coarse_edge, int scale)
   for (int k = 0; k <= n; k++) d0[k] = (int)((long)k * coarse_edge / n) * scale;
 }
 
+/* Under StarPU's SimGrid mode no codelet touches the data: every allocation is folded onto one physical
+ * page (StarPU's simulation folding) and left unwritten, so a simulation of many ranks, each with its
+ * own tensors, fits in the memory of one machine. */
+#ifdef STARPU_SIMGRID
+#define SF_DATA_FLAGS (STARPU_MALLOC_PINNED | STARPU_MALLOC_SIMULATION_FOLDED)
+#define SF_DATA_ZERO(p, bytes) ((void)(p), (void)(bytes))
+#else
+#define SF_DATA_FLAGS STARPU_MALLOC_PINNED
+#define SF_DATA_ZERO(p, bytes) memset((p), 0, (bytes))
+#endif
+
 void *sf_data_alloc(size_t bytes, const char *what)
 {
   void *p = NULL;
@@ -33,9 +44,9 @@ void *sf_data_alloc(size_t bytes, const char *what)
     memset(p, 0, bytes);
     return p;
   }
-  if (starpu_malloc_flags(&p, bytes, STARPU_MALLOC_PINNED) != 0 || !p)
+  if (starpu_malloc_flags(&p, bytes, SF_DATA_FLAGS) != 0 || !p)
     sf_die(SF_EXIT_FAILURE, "out of memory allocating %zu bytes for %s", bytes, what);
-  memset(p, 0, bytes);
+  SF_DATA_ZERO(p, bytes);
   return p;
 }
 
@@ -47,7 +58,7 @@ void sf_data_free(void *p, size_t bytes)
     free(p);
     return;
   }
-  starpu_free_flags(p, bytes, STARPU_MALLOC_PINNED);
+  starpu_free_flags(p, bytes, SF_DATA_FLAGS);
 }
 
 static size_t tensor_bytes(const sf_tensor *t)
