@@ -83,7 +83,8 @@ static void exec_sim(const sim_plan *p, const char *sched, const sim_mix *m, con
   dup2(fd, 1);
   dup2(fd, 2);
   close(fd);
-  char sets[6][64], steps[16], warm[16], *label = sim_class_label(c);
+  /* smpirun splits arguments at spaces: a multi-rank run's label is the class name (outputs say "derived") */
+  char sets[6][64], steps[16], warm[16], *label = p->ranks > 0 ? c->name : sim_class_label(c);
   snprintf(sets[0], 64, "scheduler=%s", sched);
   snprintf(sets[1], 64, "ncpu=%d", m->ncpu);
   snprintf(sets[2], 64, "ncuda=%d", m->ncuda);
