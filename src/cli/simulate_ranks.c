@@ -56,12 +56,15 @@ static void row(FILE *f, int csv, const sim_scaling *s, int i, const sim_outcome
   double busy = o->rank_busy_cpu ? mean_of(o->rank_busy_cpu, n) : o->busy_cpu;
   double sent = o->rank_sent ? max_of(o->rank_sent, n) : 0, recv = o->rank_recv ? max_of(o->rank_recv, n) : 0;
   double eff = efficiency(o, &c[0], r, s->ranks[0]);
+  int shards = o->shards > 0 ? o->shards : 1; /* one rank reports no layout */
+  char effs[32] = "- (first point failed)";
+  if (c[0].ok) snprintf(effs, sizeof effs, "%.0f %%", 100 * eff);
   if (csv)
-    fprintf(f, "%d,%d,%d,%d,%.9g,%.9g,%.6f,%.4f,%.0f,%.0f,\n", r, o->replicas, o->shards, s->local_batch[i],
+    fprintf(f, "%d,%d,%d,%d,%.9g,%.9g,%.6f,%.4f,%.0f,%.0f,\n", r, o->replicas, shards, s->local_batch[i],
             o->step_s, o->samples_per_s, eff, busy, sent, recv);
   else
-    fprintf(f, "| %d | %d | %d | %d | %.4g | %.4g | %.0f %% | %.0f %% | %.4g MiB | %.4g MiB |\n", r, o->replicas,
-            o->shards, s->local_batch[i], o->step_s, o->samples_per_s, 100 * eff, 100 * busy, sent / 1048576.0,
+    fprintf(f, "| %d | %d | %d | %d | %.4g | %.4g | %s | %.0f %% | %.4g MiB | %.4g MiB |\n", r, o->replicas,
+            shards, s->local_batch[i], o->step_s, o->samples_per_s, effs, 100 * busy, sent / 1048576.0,
             recv / 1048576.0);
 }
 
