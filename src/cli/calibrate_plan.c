@@ -17,7 +17,13 @@ static void add(sf_calib_plan *p, long ps, long base, long ncpu, long nopencl, l
   if (p->n >= SF_CALIB_MAX_RUNS) return;
   /* a step's cost grows ~8x per problem scale and ~4x per doubling of channels (the wide layers) */
   double w = (ps >= 5 ? 8.0 : 1.0) * (double)(base * base) / 64.0 * (amp ? 2.0 : 1.0) * (nopencl ? 4.0 : 1.0);
-  p->run[p->n++] = (sf_calib_run){ps, base, 1, ncpu, nopencl, slabs, amp, nopencl > 0, w < 0.05 ? 0.05 : w};
+  /* 1 worker: twice the steps. The footprints it shares with the 2-worker shapes (the deepest layers, the
+   * optimizer) are timed there under the other worker's cache and memory traffic, and StarPU keeps one mean per
+   * footprint: with equal samples, a 1-worker simulation of ps 5 b16 came out 11-14 % slow on a family 6
+   * model 207 Xeon (docs/simulation.md, "Validation") */
+  int steps = ncpu == 1 && !nopencl ? 22 : 11;
+  w *= steps / 11.0;
+  p->run[p->n++] = (sf_calib_run){ps, base, 1, ncpu, nopencl, slabs, amp, nopencl > 0, steps, w < 0.05 ? 0.05 : w};
 }
 
 void sf_calib_plan_make(sf_calib_plan *p, const sf_config *c, int quick)

@@ -9,6 +9,7 @@
 typedef struct {
   long ps, base, batch, ncpu, nopencl, slabs, amp;
   int opencl;     /* needs an OpenCL device: skipped, with the rest of its kind, when the first one fails */
+  int steps;      /* calibrating steps */
   double weight;  /* relative duration, for the ETA */
 } sf_calib_run;
 

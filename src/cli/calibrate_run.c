@@ -131,8 +131,9 @@ int sf_calib_steps(sf_calib_ctx *x, const sf_calib_run *r, int warmup, int steps
   shape_args(&a, r);
   arg(&a, "--set", 0), arg(&a, "scheduler=dmda", 0), arg(&a, "--warmup", 0), arg(&a, "%ld", warmup);
   arg(&a, "--steps", 0), arg(&a, "%ld", steps), arg(&a, "--json", 0);
-  /* bus files record the OpenCL devices StarPU sees: PoCL counts only with STARPU_OPENCL_ON_CPUS, which the runtime
-   * sets for OpenCL workers only; the full plan's OpenCL runs come last, so its bus files describe them */
+  /* bus files record the OpenCL devices StarPU sees (a run that sees others rewrites them): PoCL counts only with
+   * STARPU_OPENCL_ON_CPUS, so every run of a plan with OpenCL runs sets it, and the class's bus files describe
+   * the machine with its OpenCL device, which a simulation of an OpenCL mix needs */
   static char dir[PATH_MAX + 96], host[96], cal[32], tuning[PATH_MAX + 96];
   snprintf(dir, sizeof dir, "STARPU_PERF_MODEL_DIR=%s", x->staging);
   snprintf(host, sizeof host, "STARPU_HOSTNAME=%s", x->folder.name);
@@ -140,7 +141,7 @@ int sf_calib_steps(sf_calib_ctx *x, const sf_calib_run *r, int warmup, int steps
   snprintf(tuning, sizeof tuning, "SF_KERNEL_TUNING=%s", sf_file_exists(x->record) ? x->record : "0");
   const char *env[8] = {dir, host, cal, tuning, "STARPU_SILENT=1"};
   int ne = 5;
-  if (r->nopencl) env[ne++] = "STARPU_OPENCL_ON_CPUS=1";
+  if (x->opencl_bus) env[ne++] = "STARPU_OPENCL_ON_CPUS=1";
   /* StarPU's default 50 % resets a footprint's samples when one run deviates (a cold first step) */
   if (!getenv("STARPU_HISTORY_MAX_ERROR")) env[ne++] = "STARPU_HISTORY_MAX_ERROR=1000";
   char log[PATH_MAX + 64];
@@ -282,7 +283,7 @@ int sf_calib_baseline(sf_calib_ctx *x, char *err, size_t errlen)
   log[0] = '\0';
   snprintf(out, sizeof out, "%s/standard", x->staging);
   snprintf(base, sizeof base, "%s/baseline-standard.json", x->folder.dir);
-  printf("calibrate: harness baseline: scaffold jobs standard -o %s (about 2 minutes)\n", out);
+  printf("calibrate: harness baseline: scaffold jobs standard -o %s (14 runs of 10-25 s)\n", out);
   args a = {.n = 0};
   arg(&a, "scaffold", 0), arg(&a, "jobs", 0), arg(&a, "standard", 0), arg(&a, "-o", 0), arg_s(&a, out);
   args s = {.n = 0};

@@ -13,6 +13,7 @@
 typedef struct {
   sf_class_folder folder;
   int ship, lock_fd, nlogs;
+  int opencl_bus;            /* the plan has OpenCL runs that can start: every run sees the OpenCL devices */
   char staging[PATH_MAX + 32]; /* STARPU_PERF_MODEL_DIR of the calibrating runs; removed at the end */
   char record[PATH_MAX + 64]; /* the class's tuning record for this build */
   char last_error[PATH_MAX + 512]; /* why the last child failed: the tail of its log */

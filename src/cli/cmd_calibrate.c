@@ -82,7 +82,7 @@ static int run_phase(sf_calib_ctx *x, const sf_calib_plan *p, int phase, plan_st
     if (!(r->opencl && phase == 2)) st->done += r->weight;
     if (r->opencl && (st->opencl_failed || phase != 1)) continue; /* tuning times CPU kernels only; extra passes
                                                                    * skip the slow OpenCL runs */
-    if ((phase ? sf_calib_steps(x, r, 0, 11, 1, NULL, NULL) : sf_calib_tune(x, r)) == 0) continue;
+    if ((phase ? sf_calib_steps(x, r, 0, r->steps, 1, NULL, NULL) : sf_calib_tune(x, r)) == 0) continue;
     sf_progress_clear(&st->pr);
     if (!r->opencl) {
       fprintf(stderr, "scaffold: error: calibrate: %s %s failed: %s\n", phase ? "calibrating" : "tuning", desc,
@@ -90,6 +90,7 @@ static int run_phase(sf_calib_ctx *x, const sf_calib_plan *p, int phase, plan_st
       return -1;
     }
     st->opencl_failed = 1;
+    x->opencl_bus = 0; /* the later passes' bus files then describe the machine as the CPU runs see it */
     printf("calibrate: no OpenCL worker could start (%s): the class has CPU models only\n", x->last_error);
   }
   return 0;
@@ -121,6 +122,7 @@ static int run_plan(sf_calib_ctx *x, const sf_calib_plan *p, int tune)
 
 int sf_cmd_calibrate(int argc, char **argv)
 {
+  setvbuf(stdout, NULL, _IOLBF, 0); /* its lines and the progress lines (stderr) stay in order in a log */
   calib_cli k = {0};
   sf_config c;
   sf_steps_command_config(&c, argc, argv, "calibrate", extra_opt, &k);
@@ -129,6 +131,7 @@ int sf_cmd_calibrate(int argc, char **argv)
   if (sf_class_folder_resolve(k.cls, k.ship, &x.folder, err, sizeof err) != 0) sf_die(SF_EXIT_USAGE, "calibrate: %s", err);
   sf_calib_plan plan;
   sf_calib_plan_make(&plan, &c, k.quick);
+  for (int i = 0; i < plan.n; i++) x.opencl_bus |= plan.run[i].opencl;
   if (sf_calib_begin(&x, k.ship, err, sizeof err) != 0) sf_die(SF_EXIT_FAILURE, "calibrate: %s", err);
   printf("calibrate: class %s in %s%s; %s plan: %d runs%s\n", x.folder.name, x.folder.dir,
          x.folder.created ? " (new, with a MATCH for this machine)" : "", k.quick ? "quick" : "full", plan.n,
