@@ -98,6 +98,7 @@ typedef enum {
   SF_CONV3D_VDPBF16,  /* bf16: AVX-512 VDPBF16PS */
   SF_CONV3D_AMX,      /* bf16: AMX tiles */
   SF_CONV3D_WINOGRAD_BF16, /* bf16: Winograd F(2x2x2, 3x3x3), its GEMMs on VDPBF16PS */
+  SF_CONV3D_SMALL,         /* plain loops for layers of a few channels (fp32, any CPU) */
 } sf_conv3d_variant;
 sf_conv3d_variant sf_conv3d_choose(sf_conv3d_direction dir, int bf16, int nd, int H, int W, int Cin, int Cout);
 /* "im2col", "direct-avx512", "winograd-avx2", "vdpbf16ps", "winograd-vdpbf16ps", "amx", ...: the variant with

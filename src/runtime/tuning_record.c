@@ -48,7 +48,8 @@ static int variant_of(const char *name, const char *set)
   } fixed[] = {{"im2col", SF_CONV3D_IM2COL},
                {"vdpbf16ps", SF_CONV3D_VDPBF16},
                {"winograd-vdpbf16ps", SF_CONV3D_WINOGRAD_BF16},
-               {"amx", SF_CONV3D_AMX}};
+               {"amx", SF_CONV3D_AMX},
+               {"small", SF_CONV3D_SMALL}};
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
     if (!strcmp(name, fixed[i].name)) return (int)fixed[i].v;
   size_t sl = strlen(set);

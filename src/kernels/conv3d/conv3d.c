@@ -1,7 +1,8 @@
 /* The 3x3x3 convolution's only entry (padding 1, stride 1, no bias; NDHWC activations, (27, Cin, Cout)
  * weights; contracts in scaffold/ops.h). Every rule that chooses a variant is here, with the measurements
  * behind it: Winograd F(2,3) on wide layers with enough tiles, else the direct register blocks of the active
- * CPU kernel set where they beat im2col + sgemm, else im2col; for torch_amp: 1, the bf16 engine (AMX tiles or
+ * CPU kernel set where they beat im2col + sgemm, plain loops (conv3d_small.c) on layers of a few channels, else
+ * im2col; for torch_amp: 1, the bf16 engine (AMX tiles or
  * AVX-512 VDPBF16PS). A tuning record measured on the machine (scaffold/kernel_tuning.h) overrides these
  * rules per call shape. sf_conv3d_choose() answers "which variant do the built-in rules pick"; the entries
  * run the record's variant or that one, and count which ran for the run header, the result file and the
@@ -17,6 +18,7 @@
 #include "scaffold/ops.h"
 
 #include "conv3d_bf16_internal.h"
+#include "conv3d_small.h"
 #include "conv3d_variants.h"
 
 /* ---- where the direct kernels beat im2col + sgemm ------------------------------------------------------ */
@@ -103,6 +105,37 @@ static int direct_dw_wins(int W, int Cout)
   }
 }
 
+/* ---- where the plain loops of conv3d_small.c beat both -------------------------------------------------- */
+/* Layers of a few channels (the granularity sweep's finest shapes, docs/runtimes.md: 1-3 channels on blocks of
+ * 1-2 planes of 3x3 padded voxels). Measured with tests/kernels_conv/bench_conv_small (1 thread, fastest of up
+ * to 2000 calls in 10 ms, ns per call) on an "Intel(R) Xeon(R) Processor" family 6 model 207 (Emerald Rapids KVM
+ * guest, AVX-512), blocks 1x3x3, 2x3x3, 2x4x4, 2x6x6, 4x10x10, small vs im2col + sgemm (what the rules below
+ * pick when the output channels do not fill the vectors):
+ *   forward 1->1 122/887, 160/1454, 196/2252, 325/4326, 1266/20463; 3->1 204/983 ... 3382/27682;
+ *   3->3 317/1124 ... 5753/33497; 6->6 1124/1691, 2028/3137, 2248/5140, 4401/10871, 25287/89495;
+ *   8->1 411/1447 ... 6242/50432; 12->12 4894/3545 (loses);
+ *   dX 1->1 134/872 ... 1459/19875; 1->8 577/1808 ... 6416/45526; 6->6 1397/2620 ... 20047/57343;
+ *   dW 1->1 224/854 ... 1084/17789; 3->3 864/1043, 1219/1986 ... 6602/27077; 4->4 1476/1351 (loses), 1662/2273,
+ *   2380/4327; 6->6 3138/1936, 4677/4181 (lose), 3553/4723, 6475/9560.
+ * Where the output channels fill the vectors the direct kernels run and small only ties (forward 1->8 345/392,
+ * 589/533 ...; dW 1->8 743/693, 1064/1027, 1131/2114), so the rule leaves them. Hence: output channels not a
+ * multiple of 8, Cin * Cout <= 36 for forward and dX, <= 9 for dW (whose 27 dot products per channel pair
+ * cost more). Off with the kernel sets (SF_CONV_DIRECT=0: im2col everywhere). */
+#ifndef SF_CONV_SMALL_MAX_PRODUCT
+#define SF_CONV_SMALL_MAX_PRODUCT 36
+#endif
+#ifndef SF_CONV_SMALL_DW_MAX_PRODUCT
+#define SF_CONV_SMALL_DW_MAX_PRODUCT 9
+#endif
+
+static int small_wins(sf_conv3d_direction dir, int Cin, int Cout)
+{
+  int nout = dir == SF_CONV3D_BACKWARD_DATA ? Cin : Cout;
+  int max = dir == SF_CONV3D_BACKWARD_WEIGHTS ? SF_CONV_SMALL_DW_MAX_PRODUCT : SF_CONV_SMALL_MAX_PRODUCT;
+  return sf_cpu_isa_active() != SF_ISA_NONE && dir != SF_CONV3D_BACKWARD_WEIGHTS_TAPS && nout % 8 &&
+         Cin <= SF_CONV_SMALL_MAX_C && Cout <= SF_CONV_SMALL_MAX_C && Cin * Cout <= max;
+}
+
 /* ---- where Winograd beats the direct kernels ------------------------------------------------------------ */
 /* Where it beats the direct kernels (scripts/bench-kernels; /tmp driver, 1 thread, "Intel(R) Xeon(R)
  * Processor" with AVX-512, forward/dX speedups over direct): 4x32^2 64->64 2.27/2.05x,
@@ -156,6 +189,7 @@ static sf_conv3d_variant choose_bf16(sf_conv3d_direction dir, int nd, int H, int
 sf_conv3d_variant sf_conv3d_choose(sf_conv3d_direction dir, int bf16, int nd, int H, int W, int Cin, int Cout)
 {
   if (bf16) return choose_bf16(dir, nd, H, W, Cin, Cout);
+  if (small_wins(dir, Cin, Cout)) return SF_CONV3D_SMALL;
   switch (dir) {
   case SF_CONV3D_FORWARD:
     return winograd_wins(nd, H, W, Cin, Cout) ? SF_CONV3D_WINOGRAD

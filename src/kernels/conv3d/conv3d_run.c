@@ -13,6 +13,7 @@
 #include "scaffold/switches.h"
 
 #include "conv3d_bf16_internal.h"
+#include "conv3d_small.h"
 #include "conv3d_variants.h"
 
 /* ---- the Winograd switch ----------------------------------------------------------------------------- */
@@ -45,6 +46,7 @@ const char *sf_conv3d_variant_name(sf_conv3d_variant v)
   case SF_CONV3D_VDPBF16: return "vdpbf16ps";
   case SF_CONV3D_WINOGRAD_BF16: return "winograd-vdpbf16ps";
   case SF_CONV3D_AMX: return "amx";
+  case SF_CONV3D_SMALL: return "small";
   case SF_CONV3D_DIRECT:
   case SF_CONV3D_WINOGRAD: {
     int wino = v == SF_CONV3D_WINOGRAD, i = (int)isa & 3;
@@ -57,7 +59,8 @@ const char *sf_conv3d_variant_name(sf_conv3d_variant v)
 }
 
 static const sf_conv3d_variant all_variants[] = {SF_CONV3D_IM2COL, SF_CONV3D_DIRECT,  SF_CONV3D_WINOGRAD,
-                                                 SF_CONV3D_VDPBF16, SF_CONV3D_AMX, SF_CONV3D_WINOGRAD_BF16};
+                                                 SF_CONV3D_VDPBF16, SF_CONV3D_AMX, SF_CONV3D_WINOGRAD_BF16,
+                                                 SF_CONV3D_SMALL};
 #define NVARIANTS ((int)(sizeof all_variants / sizeof all_variants[0]))
 
 int sf_conv3d_variant_from_name(const char *name)
@@ -93,6 +96,7 @@ int sf_conv3d_variant_runs(sf_conv3d_variant v, const sf_conv3d_shape *s)
   case SF_CONV3D_IM2COL: return !taps || s->Cout >= SF_CONV_DW_T_COUT;
   case SF_CONV3D_DIRECT: return sf_conv3d_direct_available() && (!taps || s->Cout >= SF_CONV_DW_T_COUT);
   case SF_CONV3D_WINOGRAD: return !taps && wino_fits(s, 0);
+  case SF_CONV3D_SMALL: return !taps && s->Cin <= SF_CONV_SMALL_MAX_C && s->Cout <= SF_CONV_SMALL_MAX_C;
   default: return 0;
   }
 }
@@ -132,6 +136,9 @@ void sf_conv3d_run(sf_conv3d_variant v, const sf_conv3d_shape *s, float *out, co
     case SF_CONV3D_IM2COL:
       (back ? sf_conv3d_backward_data_im2col : sf_conv3d_forward_im2col)(out, lo, mid, hi, other, nd, H, W, Cin, Cout);
       return;
+    case SF_CONV3D_SMALL:
+      (back ? sf_conv3d_backward_data_small : sf_conv3d_forward_small)(out, lo, mid, hi, other, nd, H, W, Cin, Cout);
+      return;
     }
     break;
   }
@@ -140,6 +147,7 @@ void sf_conv3d_run(sf_conv3d_variant v, const sf_conv3d_shape *s, float *out, co
     case SF_CONV3D_WINOGRAD: sf_conv3d_backward_weights_winograd(out, lo, mid, hi, other, nd, H, W, Cin, Cout); return;
     case SF_CONV3D_DIRECT: sf_conv3d_backward_weights_direct(out, lo, mid, hi, other, nd, H, W, Cin, Cout); return;
     case SF_CONV3D_IM2COL: sf_conv3d_backward_weights_im2col(out, lo, mid, hi, other, nd, H, W, Cin, Cout); return;
+    case SF_CONV3D_SMALL: sf_conv3d_backward_weights_small(out, lo, mid, hi, other, nd, H, W, Cin, Cout); return;
     default: break;
     }
     break;
