@@ -10,8 +10,8 @@
  * a one-voxel halo shell from its neighbours for each 3x3x3 conv: the faces, edges and corners
  * that exist (sf_halo_shell_voxels).
  *
- * Only the depth split (spatial_ranks, dc_num_shards [D,1,1]) is implemented by the task graph
- * today; the H and W splits are modelled here for planning. */
+ * The task graph builds the same grids (dc_num_shards, src/train/graph_blocks.c), merging included
+ * (sf_graph_regrid); tests/sim checks a simulated run's bytes per rank against this model. */
 #ifndef SF_SCALE_MODEL_H
 #define SF_SCALE_MODEL_H
 
@@ -37,14 +37,21 @@ typedef struct {
                           * again, so the row/column part of its forward shell crosses a second time
                           * (src/train/graph_blocks.c); 0 for depth-only grids, and for conv kernels
                           * that would read H/W halos directly (the scale-11 tables leave it out) */
-  double small_sums;     /* GroupNorm statistics, loss and Dice partial sums, to the sample's root and back */
+  double small_sums;     /* GroupNorm statistics, loss and Dice partial sums: to the sample's root and back;
+                          * the root sends one message per other owner of a level's blocks, and a level
+                          * of one block (merged) sends none */
+  double regrid_sent;    /* the box copies around merged levels (sf_graph_regrid), sent and received: a fine */
+  double regrid_recv;    /* block's owner sends 3 of its blocks and gets 2 merged views; the merged owner
+                          * the reverse, per other fine block of its group; 0 without merged levels */
   double allreduce_ours; /* the gradient all-reduce as built: recursive doubling, N log2 R */
   double allreduce_ring; /* a ring / reduce-scatter + all-gather: 2 N (R-1) / R */
   double state;          /* parameters, gradients, the all-reduce buffer, Adam m and v: 20 N */
 } sf_scale_step;
 
-/* halo_* for the block at grid position pos[] (0..n-1 per dimension at every level: the blocks
- * that exist there), or for an interior block when pos is NULL; ranks = R for the all-reduce. */
+/* What the rank at grid position pos[] (0..n-1 per dimension of the grid: its block at level 0)
+ * sends per step, with what it owns at every level (a merged block is its first fine block's
+ * owner's; shard 0 is the sample's root); for an interior block when pos is NULL (no merged levels
+ * counted as such: one block of every level, not the root); ranks = R for the all-reduce. */
 void sf_scale_step_model(const sf_unet *u, const sf_grid *g, const int *pos, int ranks, sf_scale_step *s);
 
 /* The all-reduce volumes alone (floats per rank): ours (non-powers of two fold into a partner

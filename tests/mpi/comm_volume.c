@@ -18,9 +18,9 @@
  *   comm_volume --step-bytes PS B C K G S   bytes one step sends from shard 0 to shard 1 in a
  *                                           2-rank spatial run (spatial_ranks 2, S slabs, classes
  *                                           K incl. background): halos + all-reduce + small sums
- *   comm_volume --rank-bytes PS B C K G D H W R   bytes one rank sends per step with a D x H x W grid
- *                                           per sample and R ranks (replicas = R / (D H W)); with at
- *                                           most 2 blocks per sample every rank sends this
+ *   comm_volume --rank-bytes PS B C K G D H W R RANK   bytes rank RANK sends and receives per step
+ *                                           ("SENT RECEIVED") with a D x H x W grid per sample and R
+ *                                           ranks (replicas = R / (D H W)), merged levels as built
  *   comm_volume --check                     checks of the formulas against a brute-force halo count,
  *                                           the depth-only plan and a measured 2-rank run (CTest) */
 #include <math.h>
@@ -88,16 +88,19 @@ static double step_bytes_t2(const sf_unet *u)
   return s.halo_fwd + s.halo_bwd + s.allreduce_ours + s.small_sums;
 }
 
-/* bytes one rank sends per step as built: the first block of a D x H x W grid per sample (with at most 2
- * blocks, every block sends as much), R ranks in all (R / (D H W) replicas): halos (with the backward's
- * second row/column shells) + small sums + all-reduce */
-static double rank_bytes(const sf_unet *u, int d, int h, int w, int ranks)
+/* bytes rank `rank` sends and receives per step as built, with a D x H x W grid per sample and R ranks in
+ * all (R / (D H W) replicas; shard (d, h, w) = (d H + h) W + w of its replica, shard 0 the sample's root):
+ * halos (with the backward's second row/column shells) + small sums + the box copies around merged levels
+ * + all-reduce */
+static void rank_bytes(const sf_unet *u, int d, int h, int w, int ranks, int rank, double *sent, double *recv)
 {
   sf_grid g = {{d, h, w}};
-  int pos[3] = {0, 0, 0};
+  int shard = rank % (d * h * w), pos[3] = {shard / (h * w), shard / w % h, shard % w};
   sf_scale_step s;
   sf_scale_step_model(u, &g, pos, ranks, &s);
-  return s.halo_fwd + s.halo_bwd + s.halo_bwd_repad + s.small_sums + s.allreduce_ours;
+  double common = s.halo_fwd + s.halo_bwd + s.halo_bwd_repad + s.small_sums + s.allreduce_ours;
+  *sent = common + s.regrid_sent;
+  *recv = common + s.regrid_recv;
 }
 
 /* The halo shell by enumeration: voxels outside the block, inside the volume, within one step
@@ -314,10 +317,19 @@ int main(int argc, char **argv)
     sf_unet_free(&u);
     return 0;
   }
-  if (argc == 11 && !strcmp(argv[1], "--rank-bytes")) {
+  if (argc == 12 && !strcmp(argv[1], "--rank-bytes")) {
+    int v[10];
+    for (int i = 0; i < 10; i++) v[i] = atoi(argv[i + 2]);
+    if (v[5] < 1 || v[6] < 1 || v[7] < 1 || v[8] < 1 || v[8] % (v[5] * v[6] * v[7]) || v[9] < 0 || v[9] >= v[8]) {
+      fprintf(stderr, "comm_volume: --rank-bytes: grid %s x %s x %s, ranks %s, rank %s: expected a grid that divides the "
+              "ranks and a rank below them\n", argv[7], argv[8], argv[9], argv[10], argv[11]);
+      return 2;
+    }
     sf_unet u;
-    if (build(&u, atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[6]))) return 2;
-    printf("%.0f\n", rank_bytes(&u, atoi(argv[7]), atoi(argv[8]), atoi(argv[9]), atoi(argv[10])));
+    if (build(&u, v[0], v[1], v[2], v[3], v[4])) return 2;
+    double sent, recv;
+    rank_bytes(&u, v[5], v[6], v[7], v[8], v[9], &sent, &recv);
+    printf("%.0f %.0f\n", sent, recv);
     sf_unet_free(&u);
     return 0;
   }
@@ -328,7 +340,7 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--groups")) G = atoi(argv[i + 1]);
     else {
       fprintf(stderr, "usage: comm_volume [--base C] [--bottleneck B] [--classes K] [--groups G] | --check | "
-              "--scale11 | --step-bytes PS B C K G S | --rank-bytes PS B C K G D H W R\n");
+              "--scale11 | --step-bytes PS B C K G S | --rank-bytes PS B C K G D H W R RANK\n");
       return 2;
     }
   }

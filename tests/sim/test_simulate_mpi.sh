@@ -4,8 +4,9 @@
 # docs/scaling.md (the scale model, tests/mpi/comm_volume --rank-bytes), exactly, on the tiny U-Net (ps 4,
 # base 8): data parallel on 2 and 4 ranks (the gradient all-reduce), 2 depth shards (halo planes, small
 # sums), 2 column shards (3D block halos, with the backward's second row/column shell), and 2 replicas x
-# 2 depth shards (KEEP=1 keeps the temp folder). The class is calibrated first from real mpirun runs of the same configs (2 steps each,
-# rank 0 writes the models), so it is never stale. Skipped, saying why, without scaffold-sim built by
+# 2 depth shards, and 2 depth or 2 column shards whose 1-voxel bottleneck is one merged block (KEEP=1 keeps
+# the temp folder). The class is calibrated first from real mpirun runs of the same configs (2 steps each,
+# every rank into its own folder, merged by scripts/calibrate-ranks), so it is never stale. Skipped, saying why, without scaffold-sim built by
 # scripts/build-sim --mpi from the same kernel sources as this build, or without MPI.
 set -uo pipefail
 SRC=${SF_SOURCE_DIR:?}
@@ -26,41 +27,46 @@ T=$(mktemp -d /tmp/sf-sim-mpi.XXXXXX)
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$T"' EXIT
 models=$T/class/sim-mpi-test/sampling
 mkdir -p "$models"
-root=()
-[ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
 TINY=(-c "$SRC/configs/tiny.yml" --set ncpu=1 --set nopencl=0 --set scheduler=dmda)
-# name ranks D H W: the configs (D x H x W shards per sample, replicas = ranks / (D H W))
-CASES="dp2 2 1 1 1
-dp4 4 1 1 1
-depth2 2 2 1 1
-cols2 2 1 1 2
-rep2-depth2 4 2 1 1"
+# name ranks D H W B: the configs (D x H x W shards per sample, replicas = ranks / (D H W), bottleneck edge
+# 2^B: B = 0 makes the 1-voxel bottleneck one block, merged from the grid's two)
+CASES="dp2 2 1 1 1 3
+dp4 4 1 1 1 3
+depth2 2 2 1 1 3
+cols2 2 1 1 2 3
+rep2-depth2 4 2 1 1 3
+depth2-merged 2 2 1 1 0
+cols2-merged 2 1 1 2 0"
 
 # the bus files first, from one process (ranks benchmarking the bus at once race on them)
 out=$(STARPU_HOSTNAME=sim-mpi-test STARPU_PERF_MODEL_DIR="$models" timeout 300 "$BIN" steps "${TINY[@]}" --steps 1 \
   --warmup 0 --out "$T/bus" 2>&1) || die "bus benchmark run failed: $out"
-while read -r name n d h w; do # calibrate: only rank 0 writes the models (every rank would save them)
-  env=(-x STARPU_HOSTNAME=sim-mpi-test -x STARPU_PERF_MODEL_DIR="$models" -x STARPU_HISTORY_MAX_ERROR=1000 -x STARPU_NCPU=1)
-  prog=("$BIN" steps "${TINY[@]}" --set "dc_num_shards=[$d,$h,$w]" --steps 2 --warmup 0 --out "$T/cal")
-  out=$(timeout 300 mpirun "${root[@]}" --oversubscribe -np 1 "${env[@]}" -x STARPU_CALIBRATE=1 "${prog[@]}" : \
-    -np $((n - 1)) "${env[@]}" -x STARPU_CALIBRATE=0 "${prog[@]}" 2>&1 </dev/null) || die "calibration run $name failed: $out"
+while read -r name n d h w b; do # calibrate: every rank into its own folder, merged (scripts/calibrate-ranks)
+  out=$(STARPU_HOSTNAME=sim-mpi-test STARPU_HISTORY_MAX_ERROR=1000 STARPU_NCPU=1 timeout 300 \
+    "$SRC/scripts/calibrate-ranks" "$models" "$n" "$BIN" steps "${TINY[@]}" --set "dc_num_shards=[$d,$h,$w]" \
+    --set unet_bottleneck_dim="$b" --steps 2 --warmup 0 --out "$T/cal" 2>&1) || die "calibration run $name failed: $out"
 done <<<"$CASES"
 
 fail=0
-while read -r name n d h w; do
+while read -r name n d h w b; do
   log=$T/sim-$name.log
   STARPU_CALIBRATE_MINIMUM=1 timeout 300 "$BIN" simulate "${TINY[@]}" --set "dc_num_shards=[$d,$h,$w]" \
+    --set unet_bottleneck_dim="$b" \
     --class "$T/class/sim-mpi-test" --ranks "$n" --network loopback --sim-bin "$SIM" --smpirun "$SMPIRUN" \
     --steps 2 --out "$T/sim-$name" >"$log" 2>&1 </dev/null || die "simulation $name failed: $(tail -20 "$log")"
-  want=$("$COMM_VOLUME" --rank-bytes 4 3 8 4 8 "$d" "$h" "$w" "$n") || die "comm_volume --rank-bytes failed"
   rows=$(sed -n '/^  rank  step/,$p' "$log" | awk 'NR > 1 && $1 ~ /^[0-9]+$/ {print $1, $(NF-1), $NF}')
   [ "$(wc -l <<<"$rows")" = "$n" ] || die "$name: expected $n rank lines in the report: $(cat "$log")"
+  bad=0 seen=
   while read -r r sent recv; do
-    if [ "$sent" != "$want" ] || [ "$recv" != "$want" ]; then
-      echo "FAIL: $name rank $r: sent $sent B, received $recv B per step; the model: $want B (sent differs by $((sent - want)), received by $((recv - want)))"
-      fail=1
+    want=$("$COMM_VOLUME" --rank-bytes 4 "$b" 8 4 8 "$d" "$h" "$w" "$n" "$r") || die "comm_volume --rank-bytes failed"
+    read -r wsent wrecv <<<"$want"
+    if [ "$sent" != "$wsent" ] || [ "$recv" != "$wrecv" ]; then
+      echo "FAIL: $name rank $r: sent $sent B, received $recv B per step; the model: $wsent / $wrecv B (sent differs by $((sent - wsent)), received by $((recv - wrecv)))"
+      bad=1
     fi
+    seen="$seen rank $r $sent/$recv;"
   done <<<"$rows"
-  echo "$name ($n ranks, [$d,$h,$w] per sample): every rank sends and receives $want B per step, as the model says"
+  [ $bad = 0 ] && echo "$name ($n ranks, [$d,$h,$w] per sample, bottleneck 2^$b): bytes sent/received per step as the model says:$seen"
+  fail=$((fail | bad))
 done <<<"$CASES"
 exit $fail
