@@ -5,11 +5,15 @@
  *  - the built-in rules run again once the table is cleared, and a shape the table lacks uses them;
  *  - an entry whose variant cannot run its shape here (bf16 engine for fp32, Winograd on an odd plane) is
  *    not installed; variant names round-trip;
- *  - recording lists each shape once; the timer returns a positive time. */
+ *  - recording lists each shape once; the timer returns a positive time;
+ *  - the bf16 weight gradient (taps) on the VDPBF16PS engine, where the CPU has one: each candidate (direct and
+ *    Winograd VDPBF16PS) forced by the table runs bitwise as itself, twice alike, within bf16 tolerance of the
+ *    reference, for all taps and for a block of taps. */
 #include <stdio.h>
 #include <string.h>
 
 #include "convtest.h"
+#include "scaffold/cpu_isa.h"
 #include "scaffold/kernel_choices.h"
 #include "scaffold/kernel_tuning.h"
 #include "scaffold/ops.h"
@@ -115,6 +119,58 @@ static void check_recording(const problem *a, const problem *b)
   free(y);
 }
 
+/* dw: (t1 - t0, Ci, Co) = the bf16 dW entry's rows of taps [t0, t1), from zero */
+static void entry_dw_bf16(const sf_conv3d_shape *s, float *dw, int t0, int t1, const float *lo, const float *x,
+                          const float *hi, const float *dy)
+{
+  memset(dw, 0, sizeof(float) * (size_t)(t1 - t0) * s->Cin * s->Cout);
+  sf_conv3d_backward_weights_taps_bf16(dw, t0, t1, lo, x, hi, dy, s->nd, s->H, s->W, s->Cin, s->Cout);
+}
+
+static void check_forced_bf16_dw(void)
+{
+  if (sf_bf16_engine_set_for_testing(SF_BF16_VDPBF16PS) != SF_BF16_VDPBF16PS) {
+    printf("skip the bf16 dW checks: no VDPBF16PS engine on this CPU\n");
+    return;
+  }
+  sf_conv3d_shape s = {SF_CONV3D_BACKWARD_WEIGHTS_TAPS, 1, 4, 8, 8, 32, 64};
+  size_t plane = (size_t)s.H * s.W, nw = (size_t)27 * s.Cin * s.Cout;
+  float *lo = ct_rand(plane * s.Cin, 11), *x = ct_rand(plane * s.nd * s.Cin, 12), *hi = ct_rand(plane * s.Cin, 13);
+  float *dy = ct_rand(plane * s.nd * s.Cout, 14), *ref = ct_zeros(nw);
+  sf_conv3d_backward_weights_ref(ref, lo, x, hi, dy, s.nd, s.H, s.W, s.Cin, s.Cout);
+  float *dw = ct_zeros(nw), *again = ct_zeros(nw), *own = ct_zeros(nw);
+  sf_conv3d_variant cand[8];
+  int nc = sf_conv3d_candidates(&s, cand, 8);
+  SF_CHECK(nc == 2, "bf16 dW taps 4x8x8 32->64: want 2 candidates (vdpbf16ps, winograd-vdpbf16ps), got %d", nc);
+  const int ranges[2][2] = {{0, 27}, {14, 27}};
+  for (int i = 0; i < nc; i++)
+    for (int r = 0; r < 2; r++) {
+      const char *name = sf_conv3d_variant_name(cand[i]);
+      int t0 = ranges[r][0], t1 = ranges[r][1];
+      size_t n = (size_t)(t1 - t0) * s.Cin * s.Cout;
+      sf_conv3d_tuned e = {s, cand[i]};
+      SF_CHECK(sf_conv3d_tuning_install(&e, 1) == 1, "bf16 dW %s: an entry it can run was not installed", name);
+      sf_conv3d_tuning_counts_reset();
+      entry_dw_bf16(&s, dw, t0, t1, lo, x, hi, dy);
+      entry_dw_bf16(&s, again, t0, t1, lo, x, hi, dy);
+      memset(own, 0, sizeof(float) * n);
+      sf_conv3d_run(cand[i], &s, own, lo, x, hi, dy, t0, t1);
+      SF_CHECK(!memcmp(dw, own, n * sizeof *dw), "bf16 dW taps %d-%d %s forced by the table: not bitwise the variant's",
+               t0, t1 - 1, name);
+      SF_CHECK(!memcmp(dw, again, n * sizeof *dw), "bf16 dW taps %d-%d %s forced by the table: two calls differ", t0,
+               t1 - 1, name);
+      char nm[96];
+      snprintf(nm, sizeof nm, "bf16 dW taps %d-%d %s (tuned) against the reference", t0, t1 - 1, name);
+      sf_check_close_f(nm, dw, ref + (size_t)t0 * s.Cin * s.Cout, n, 2e-2);
+      unsigned long tuned, builtin;
+      sf_conv3d_tuning_counts(&tuned, &builtin);
+      SF_CHECK(tuned == 2 && builtin == 0, "bf16 dW %s: want 2 tuned calls and 0 by the rules, got %lu and %lu", name,
+               tuned, builtin);
+    }
+  sf_conv3d_tuning_clear();
+  free(lo), free(x), free(hi), free(dy), free(ref), free(dw), free(again), free(own);
+}
+
 int main(void)
 {
   problem fwd = make(SF_CONV3D_FORWARD, 4, 8, 8, 32, 64), dx = make(SF_CONV3D_BACKWARD_DATA, 4, 8, 8, 32, 64);
@@ -122,6 +178,7 @@ int main(void)
   check_forced(&dx);
   check_refused();
   check_recording(&fwd, &dx);
+  check_forced_bf16_dw();
   problem *ps[] = {&fwd, &dx};
   for (int i = 0; i < 2; i++) free(ps[i]->lo), free(ps[i]->x), free(ps[i]->hi), free(ps[i]->w), free(ps[i]->ref);
   return sf_test_end();

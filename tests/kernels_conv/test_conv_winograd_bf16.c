@@ -15,7 +15,7 @@
  *    error. RTOL_WINO_BF16 = 1.5e-2 is 2x the largest measured; a swapped channel pair or a wrong
  *    transform is off by O(1) (checked: swapping the pair interleave of the weights fails with 1.6).
  *  - the rule: the bf16 entries take it where sf_conv3d_choose says so (bitwise the same result), never
- *    with SF_CONV_WINOGRAD off, nor for dW, nor on a slab of few tiles.
+ *    with SF_CONV_WINOGRAD off, nor on a slab of few tiles (dW: test_conv_winograd_bf16_dw.c).
  * Shapes: edge tiles only, a last column block of one vector (N = 48, 16), K != N, a partial last block of
  * tiles, slabs with and without halo planes, 16 .. 256 channels.
  * Skipped (exit 77) on a CPU without AVX512_BF16. */
@@ -117,8 +117,8 @@ static void check_rule(void)
            "bf16 forward 8x32x32 64->64 should take winograd-vdpbf16ps");
   SF_CHECK(sf_conv3d_choose(SF_CONV3D_BACKWARD_DATA, 1, 8, 32, 32, 64, 64) == SF_CONV3D_WINOGRAD_BF16,
            "bf16 dX 8x32x32 64->64 should take winograd-vdpbf16ps");
-  SF_CHECK(sf_conv3d_choose(SF_CONV3D_BACKWARD_WEIGHTS_TAPS, 1, 8, 32, 32, 64, 64) == SF_CONV3D_VDPBF16,
-           "bf16 dW stays direct vdpbf16ps");
+  SF_CHECK(sf_conv3d_choose(SF_CONV3D_BACKWARD_WEIGHTS_TAPS, 1, 8, 32, 32, 64, 64) == SF_CONV3D_WINOGRAD_BF16,
+           "bf16 dW 8x32x32 64->64 should take winograd-vdpbf16ps too (test_conv_winograd_bf16_dw.c checks it)");
   SF_CHECK(sf_conv3d_choose(SF_CONV3D_FORWARD, 1, 2, 8, 8, 256, 256) == SF_CONV3D_VDPBF16,
            "a slab of 16 tiles should stay direct");
   SF_CHECK(sf_conv3d_choose(SF_CONV3D_BACKWARD_DATA, 1, 4, 8, 8, 128, 128) == SF_CONV3D_WINOGRAD_BF16,

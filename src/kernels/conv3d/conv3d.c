@@ -176,13 +176,33 @@ static int winograd_bf16_wins(int nd, int H, int W, int K, int N)
          (size_t)(nd / 2) * (H / 2) * (W / 2) >= SF_WINO_BF16_MIN_TILES;
 }
 
+/* dW (the taps direction, all bf16 weight gradients) takes it from as many tiles; measured with bench_wino_bf16 --dw
+ * (same CPU, 1 thread, the five taking turns, 5 reps, medians; load average 1.6-2.8 from other builds), speedup
+ * over direct VDPBF16PS for all 27 taps / for the graph's two tap blocks [0,14) + [14,27) (two calls, 48 of the
+ * 64 GEMMs each, the transforms twice; CPU-only runs of several workers split the gradients of >= 128 channels
+ * so): 8x32^2 64->64 (1024 tiles) 2.53/1.83x, 4x32^2 128->64 2.55/1.69x, 4x16^2 64->128 2.40/1.55x, 4x16^2
+ * 128->128 2.33/1.53x, 4x16^2 256->128 2.41/1.50x, 8x8^2 256->256 (64 tiles) 2.05/1.30x, 2x16^2 128->128 (64)
+ * 2.46/1.53x, 4x8^2 128->128 (32) 2.22/1.35x, 4x8^2 256->256 (32) 1.87/1.19x; at 16 tiles 2x8^2 128->256
+ * 1.57/1.02x and 2x8^2 256->256 1.38/0.91x: Wt (64*K*N fp32 per call) and its transform back outweigh so few
+ * tiles' GEMMs once the two blocks each pay them. fp32 Winograd dW stays 1.1-1.6x faster where it runs. */
+#ifndef SF_WINO_BF16_DW_MIN_TILES
+#define SF_WINO_BF16_DW_MIN_TILES 32
+#endif
+
+static int winograd_bf16_dw_wins(int nd, int H, int W, int Cin, int Cout)
+{
+  return sf_conv_winograd_active() && sf_conv3d_winograd_bf16_fits(nd, H, W, Cin, Cout) &&
+         (size_t)(nd / 2) * (H / 2) * (W / 2) >= SF_WINO_BF16_DW_MIN_TILES;
+}
+
 static sf_conv3d_variant choose_bf16(sf_conv3d_direction dir, int nd, int H, int W, int Cin, int Cout)
 {
   if (sf_bf16_engine_active() == SF_BF16_AMX) return SF_CONV3D_AMX;
   if ((dir == SF_CONV3D_FORWARD && winograd_bf16_wins(nd, H, W, Cin, Cout)) ||
-      (dir == SF_CONV3D_BACKWARD_DATA && winograd_bf16_wins(nd, H, W, Cout, Cin)))
+      (dir == SF_CONV3D_BACKWARD_DATA && winograd_bf16_wins(nd, H, W, Cout, Cin)) ||
+      (dir == SF_CONV3D_BACKWARD_WEIGHTS_TAPS && winograd_bf16_dw_wins(nd, H, W, Cin, Cout)))
     return SF_CONV3D_WINOGRAD_BF16;
-  return SF_CONV3D_VDPBF16; /* dW (taps): direct */
+  return SF_CONV3D_VDPBF16;
 }
 
 /* ---- the choice -------------------------------------------------------------------------------------- */

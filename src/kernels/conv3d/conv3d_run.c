@@ -88,7 +88,7 @@ int sf_conv3d_variant_runs(sf_conv3d_variant v, const sf_conv3d_shape *s)
     switch (v) {
     case SF_CONV3D_AMX: return engine == SF_BF16_AMX;
     case SF_CONV3D_VDPBF16: return engine == SF_BF16_VDPBF16PS;
-    case SF_CONV3D_WINOGRAD_BF16: return engine == SF_BF16_VDPBF16PS && !taps && wino_fits(s, 1);
+    case SF_CONV3D_WINOGRAD_BF16: return engine == SF_BF16_VDPBF16PS && wino_fits(s, 1); /* taps: K, N = Cin, Cout */
     default: return 0;
     }
   }
@@ -155,6 +155,9 @@ void sf_conv3d_run(sf_conv3d_variant v, const sf_conv3d_shape *s, float *out, co
     switch (v) {
     case SF_CONV3D_AMX: sf_conv3d_weights_amx(out, t0, t1, lo, mid, hi, other, nd, H, W, Cin, Cout); return;
     case SF_CONV3D_VDPBF16: sf_conv3d_weights_vdpbf16(out, t0, t1, lo, mid, hi, other, nd, H, W, Cin, Cout); return;
+    case SF_CONV3D_WINOGRAD_BF16:
+      sf_conv3d_backward_weights_winograd_bf16(out, t0, t1, lo, mid, hi, other, nd, H, W, Cin, Cout);
+      return;
     case SF_CONV3D_DIRECT:
       sf_conv3d_backward_weights_taps_direct(out, t0, t1, lo, mid, hi, other, nd, H, W, Cin, Cout);
       return;

@@ -63,6 +63,11 @@ void sf_conv3d_forward_winograd_bf16(float *y, const float *x_lo, const float *x
                                      int nd, int H, int W, int Cin, int Cout);
 void sf_conv3d_backward_data_winograd_bf16(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,
                                            const float *w, int nd, int H, int W, int Cin, int Cout);
+/* its weight gradient (accumulated), the rows of taps [t0, t1) as sf_conv3d_weights_vdpbf16: fits for K, N = Cin,
+ * Cout; a range of taps runs the GEMMs of the points those taps read (48 of 64 for either half) */
+void sf_conv3d_backward_weights_winograd_bf16(float *dw, int t0, int t1, const float *x_lo, const float *x,
+                                              const float *x_hi, const float *dy, int nd, int H, int W, int Cin,
+                                              int Cout);
 /* the weight gradient (accumulated, all 27 taps): K, N = Cin, Cout */
 void sf_conv3d_backward_weights_winograd(float *dw, const float *x_lo, const float *x, const float *x_hi,
                                          const float *dy, int nd, int H, int W, int Cin, int Cout);

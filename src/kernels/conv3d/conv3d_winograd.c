@@ -8,8 +8,8 @@
  * Accuracy: F(2,3)'s transforms have coefficients 0, +-1/2, +-1, so the result differs from the
  * direct sum only by rounding, a few times fp32's epsilon relative to the largest term
  * (tests/kernels_conv/test_conv_winograd.c bounds it).
- * The bf16 forward and dX at the end run the same stages with the GEMMs on VDPBF16PS (torch_amp: 1 without
- * AMX; conv3d_winograd_bf16_tiles.h, its accuracy there). */
+ * The bf16 forward, dX and dW at the end run the same stages with the GEMMs on VDPBF16PS (torch_amp: 1
+ * without AMX; conv3d_winograd_bf16_tiles.h and conv3d_winograd_bf16_dw_tiles.h, their accuracy there). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,7 +130,7 @@ void sf_conv3d_backward_weights_winograd(float *dw, const float *x_lo, const flo
   memset(j.Wt, 0, sizeof(float) * 64 * Cin * Cout);
   size_t tiles = wino_tiles(nd, H, W);
   for (size_t t0 = 0; t0 < tiles; t0 += j.tb) ks->dw_block(&j, t0, (int)sf_min_sz(j.tb, tiles - t0));
-  ks->dw_finish(dw, j.Wt, Cin, Cout);
+  ks->dw_finish(dw, j.Wt, Cin, Cout, 0, 27);
 }
 
 /* ---- the GEMMs in bf16 (VDPBF16PS; conv3d_winograd_bf16_tiles.h) ---- */
@@ -190,5 +190,69 @@ void sf_conv3d_backward_data_winograd_bf16(float *dx, const float *dy_lo, const 
   wino_conv_bf16(dx, dy_lo, dy, dy_hi, wt, nd, H, W, Cout, Cin);
 #else
   (void)dx, (void)dy_lo, (void)dy, (void)dy_hi, (void)w;
+#endif
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The points (bit xi) that G^T reads for the taps [t0, t1): per axis, tap 0 from points 0..2, tap 1 from 1..2,
+ * tap 2 from 1..3 (wino_gt) */
+static uint64_t wino_dw_points(int t0, int t1)
+{
+  static const unsigned axis[3] = {0x7, 0x6, 0xe};
+  uint64_t pts = 0;
+  for (int t = t0; t < t1; t++)
+    for (int xi = 0; xi < 64; xi++)
+      if (axis[t / 9] >> (xi / 16) & axis[t / 3 % 3] >> (xi / 4 % 4) & axis[t % 3] >> (xi % 4) & 1)
+        pts |= (uint64_t)1 << xi;
+  return pts;
+}
+
+#ifndef SF_WINO_BF16_DW_BLOCK_BYTES
+#define SF_WINO_BF16_DW_BLOCK_BYTES SF_WINO_BLOCK_BYTES /* Vb + Mb of one block of tiles */
+#endif
+
+/* j for the bf16 dW of x: (nd,H,W,K) (halo planes lo, hi) and dy: (nd,H,W,N), taps [t0, t1): an even block of
+ * tiles whose Vb and Mb (tile pairs, conv3d_winograd_internal.h) take SF_WINO_BF16_DW_BLOCK_BYTES; Wt zero at
+ * the points the taps skip (the first block stores the others) */
+static void wino_dw_bf16_job(sf_wino_job *j, const float *lo, const float *x, const float *hi, const float *dy,
+                             int nd, int H, int W, int K, int N, int t0, int t1)
+{
+  size_t tb = SF_WINO_BF16_DW_BLOCK_BYTES / ((size_t)64 * sizeof(uint16_t) * (K + N));
+  tb = sf_max_sz(2, sf_min_sz(sf_max_sz(tb, SF_WINO_MIN_TB), wino_tiles(nd, H, W) + 1)) & ~(size_t)1;
+  size_t pad = SF_WINO_PAD * sizeof(float) / sizeof(uint16_t);
+  *j = (sf_wino_job){.lo = lo, .x = x, .hi = hi, .dy = dy, .nd = nd, .H = H, .W = W, .K = K, .N = N, .tb = (int)tb,
+                     .vs = tb * K + pad, .ms = tb * N + pad};
+  j->Vb = (uint16_t *)sf_workspace_floats(SF_WINO_V_SLOT, (64 * j->vs + 1) / 2);
+  j->Mb = (uint16_t *)sf_workspace_floats(SF_WINO_M_SLOT, (64 * j->ms + 1) / 2);
+  float *zero = sf_workspace_floats(SF_WINO_ZERO_SLOT, (size_t)W * K);
+  memset(zero, 0, sizeof(float) * W * K);
+  j->zero = zero;
+  j->Wt = sf_workspace_floats(SF_WINO_U_SLOT, (size_t)64 * K * N);
+  j->pts = wino_dw_points(t0, t1);
+  for (int xi = 0; xi < 64; xi++)
+    if (!(j->pts >> xi & 1)) memset(j->Wt + (size_t)xi * K * N, 0, sizeof(float) * K * N);
+}
+#endif
+
+/* dw: (t1 - t0, Cin, Cout) += the rows of taps [t0, t1) of the weight gradient of the slab, the GEMMs in bf16:
+ * Wt (64, Cin, Cout) sums the tiles' products at the points those taps read, then G^T takes it to the taps */
+void sf_conv3d_backward_weights_winograd_bf16(float *dw, int t0, int t1, const float *x_lo, const float *x,
+                                              const float *x_hi, const float *dy, int nd, int H, int W, int Cin,
+                                              int Cout)
+{
+  SF_ASSERT(sf_conv3d_winograd_bf16_fits(nd, H, W, Cin, Cout) && 0 <= t0 && t0 <= t1 && t1 <= 27);
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (t0 == t1) return;
+  const sf_wino_kernels *ks = &sf_wino_kernels_avx512;
+  sf_wino_job j;
+  wino_dw_bf16_job(&j, x_lo, x, x_hi, dy, nd, H, W, Cin, Cout, t0, t1);
+  size_t tiles = wino_tiles(nd, H, W);
+  for (size_t s = 0; s < tiles; s += j.tb) {
+    j.wt_first = s == 0;
+    ks->bf16_dw_block(&j, s, (int)sf_min_sz(j.tb, tiles - s));
+  }
+  ks->dw_finish(dw, j.Wt, Cin, Cout, t0, t1);
+#else
+  (void)dw, (void)x_lo, (void)x, (void)x_hi, (void)dy;
 #endif
 }

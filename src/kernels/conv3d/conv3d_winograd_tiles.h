@@ -11,7 +11,8 @@
  * register blocks. Vectors run along channels (NDHWC), so every stage is whole-vector arithmetic.
  * Under ASan the stages are left uninstrumented and each block checks its footprint on entry
  * (sanitize_footprint.h, as the direct register blocks). With SF_WINO_BF16 defined (the AVX-512 set) it
- * also includes conv3d_winograd_bf16_tiles.h, the same stages with the GEMMs on VDPBF16PS. */
+ * also includes conv3d_winograd_bf16_tiles.h (forward/dX) and conv3d_winograd_bf16_dw_tiles.h (dW), the
+ * same stages with the GEMMs on VDPBF16PS. */
 #include "conv3d_winograd_internal.h"
 
 #define SF_WI SF_VTARGET SF_NO_ASAN static inline __attribute__((always_inline))
@@ -226,6 +227,13 @@ SF_VTARGET static void wino_footprint(const sf_wino_job *j, size_t t0, int nt, i
         SF_FOOTPRINT((dw ? j->dy : j->y) + off, 2 * (size_t)j->N, !dw);
       }
   }
+  if (j->Mb) { /* bf16 dW (conv3d_winograd_bf16_dw_tiles.h): pairs of tiles in bf16, two words to a float */
+    size_t np = (size_t)(nt + 1) / 2;
+    SF_FOOTPRINT((const float *)j->Vb, (63 * j->vs + np * 2 * j->K + 1) / 2, 1);
+    SF_FOOTPRINT((const float *)j->Mb, (63 * j->ms + np * 2 * j->N + 1) / 2, 1);
+    SF_FOOTPRINT(j->Wt, (size_t)64 * j->K * j->N, 1);
+    return;
+  }
   SF_FOOTPRINT(j->M, 63 * j->ms + (size_t)nt * j->N, 1);
   if (j->Vb) { /* bf16 GEMMs (conv3d_winograd_bf16_tiles.h): V and U in bf16, two to a float */
     SF_FOOTPRINT((const float *)j->Vb, (63 * j->vs + (size_t)nt * j->K + 1) / 2, 1);
@@ -273,21 +281,33 @@ SF_WI void wino_gt(SF_VEC *g, int gs, const SF_VEC *u, int s)
   g[2 * gs] = SF_VADD(e, u[3 * s]);
 }
 
-/* M rows of tile `slot` = A dy A^T of the output gradient's 2x2x2 voxels at (d, h, w) */
-SF_VTARGET SF_NO_ASAN static void wino_dy_tile(const sf_wino_job *j, int slot, int d, int h, int w)
+/* m = A dy A^T of the output gradient's 2x2x2 voxels at src (output channels [c, c + vw)), 2x2x2 -> 4x4x4 */
+SF_WI void wino_dy_t(const sf_wino_job *j, const float *src, int c, SF_VEC m[64])
 {
   size_t row = (size_t)j->W * j->N, plane = (size_t)j->H * row;
-  const float *src = j->dy + (size_t)d * plane + (size_t)h * row + (size_t)w * j->N;
+  for (int a = 0; a < 2; a++)
+    for (int b = 0; b < 2; b++)
+      for (int e = 0; e < 2; e++) m[a * 16 + b * 4 + e] = SF_VLOAD(src + a * plane + b * row + e * j->N + c);
+  for (int ab = 0; ab < 4; ab++) wino_a(m + (ab / 2) * 16 + (ab % 2) * 4, 1); /* columns: 2 -> 4 */
+  for (int i = 0; i < 2; i++)                                                     /* rows */
+    for (int l = 0; l < 4; l++) wino_a(m + i * 16 + l, 4);
+  for (int jl = 0; jl < 16; jl++) wino_a(m + jl, 16);                             /* depth */
+}
+
+/* the output gradient's 2x2x2 voxels of tile t: (td, th, tw) -> output voxel (2td, 2th, 2tw) */
+SF_WI const float *wino_dy_at(const sf_wino_job *j, int td, int th, int tw)
+{
+  size_t row = (size_t)j->W * j->N, plane = (size_t)j->H * row;
+  return j->dy + (size_t)(2 * td) * plane + (size_t)(2 * th) * row + (size_t)(2 * tw) * j->N;
+}
+
+/* M rows of tile `slot` = A dy A^T of the output gradient's 2x2x2 voxels at src */
+SF_VTARGET SF_NO_ASAN static void wino_dy_tile(const sf_wino_job *j, int slot, const float *src)
+{
   float *dst = j->M + (size_t)slot * j->N;
   for (int c = 0; c < j->N; c += SF_VW) {
     SF_VEC m[64];
-    for (int a = 0; a < 2; a++)
-      for (int b = 0; b < 2; b++)
-        for (int e = 0; e < 2; e++) m[a * 16 + b * 4 + e] = SF_VLOAD(src + a * plane + b * row + e * j->N + c);
-    for (int ab = 0; ab < 4; ab++) wino_a(m + (ab / 2) * 16 + (ab % 2) * 4, 1); /* columns: 2 -> 4 */
-    for (int i = 0; i < 2; i++)                                                     /* rows */
-      for (int l = 0; l < 4; l++) wino_a(m + i * 16 + l, 4);
-    for (int jl = 0; jl < 16; jl++) wino_a(m + jl, 16);                             /* depth */
+    wino_dy_t(j, src, c, m);
     for (int xi = 0; xi < 64; xi++) SF_VSTORE(dst + xi * j->ms + c, m[xi]);
   }
 }
@@ -322,15 +342,16 @@ SF_VTARGET SF_NO_ASAN static void wino_dw_block(const sf_wino_job *j, size_t t0,
   for (int s = 0; s < nt; s++) {
     int td, th, tw;
     wino_tile_at(j, t0 + s, &td, &th, &tw);
-    wino_dy_tile(j, s, 2 * td, 2 * th, 2 * tw);
+    wino_dy_tile(j, s, wino_dy_at(j, td, th, tw));
   }
   for (int xi = 0; xi < 64; xi++) wino_dw_gemm(j, xi, nt);
 }
 
-SF_VTARGET SF_NO_ASAN static void wino_dw_finish(float *dw, const float *Wt, int K, int N)
+/* dw: (t1 - t0, K, N), the rows of taps [t0, t1), += G^T Wt G (the other taps are computed, not stored) */
+SF_VTARGET SF_NO_ASAN static void wino_dw_finish(float *dw, const float *Wt, int K, int N, int t0, int t1)
 {
   SF_FOOTPRINT(Wt, (size_t)64 * K * N, 0);
-  SF_FOOTPRINT(dw, (size_t)27 * K * N, 1);
+  SF_FOOTPRINT(dw, (size_t)(t1 - t0) * K * N, 1);
   size_t xs = (size_t)K * N;
   for (int k = 0; k < K; k++)
     for (int c = 0; c < N; c += SF_VW) {
@@ -340,8 +361,8 @@ SF_VTARGET SF_NO_ASAN static void wino_dw_finish(float *dw, const float *Wt, int
       for (int d = 0; d < 3; d++)                                                      /* rows: (3,3,4) */
         for (int l = 0; l < 4; l++) wino_gt(a + d * 12 + l, 4, b + d * 16 + l, 4);
       for (int dh = 0; dh < 9; dh++) wino_gt(g + dh * 3, 1, a + dh * 4, 1);             /* columns: (3,3,3) */
-      for (int t = 0; t < 27; t++) {
-        float *p = dw + ((size_t)t * K + k) * N + c;
+      for (int t = t0; t < t1; t++) {
+        float *p = dw + ((size_t)(t - t0) * K + k) * N + c;
         SF_VEC sum = SF_VADD(SF_VLOAD(p), g[t]);
         SF_VSTORE(p, sum);
       }
@@ -350,9 +371,10 @@ SF_VTARGET SF_NO_ASAN static void wino_dw_finish(float *dw, const float *Wt, int
 
 #ifdef SF_WINO_BF16 /* the AVX-512 set: its GEMMs on VDPBF16PS too */
 #include "conv3d_winograd_bf16_tiles.h"
-#define SF_WINO_BF16_STAGES wino_bf16_weights, wino_bf16_block
+#include "conv3d_winograd_bf16_dw_tiles.h"
+#define SF_WINO_BF16_STAGES wino_bf16_weights, wino_bf16_block, wino_bf16_dw_block
 #else
-#define SF_WINO_BF16_STAGES NULL, NULL
+#define SF_WINO_BF16_STAGES NULL, NULL, NULL
 #endif
 
 const sf_wino_kernels SF_WINO_TABLE = {SF_VW, wino_weights, wino_block, wino_dw_block, wino_dw_finish,
