@@ -149,6 +149,8 @@ typedef struct {
   long short_runs;                     /* good runs' train timings with < SF_STEADY_MIN_SLICES rate slices:
                                         * no steady rate, left out of train/gflops/per_device, not failures */
   long short_slices;                   /* the most slices any of those had */
+  cJSON *granularity;                  /* the good runs' "granularity" records pooled (sf_granularity_pool), or
+                                        * NULL; "granularity" in a summary JSON */
 } sf_group;
 
 /* "too few samples (N < 3)" for a group with short runs (N = g->short_slices); "" when it has none. */
@@ -190,6 +192,55 @@ const sf_group *sf_summary_find(const sf_summary *s, const char *name);
 void sf_summary_free(sf_summary *s);
 /* The group key of one result: name, or name.<device_count> for the progression scheme. */
 char *sf_result_group_key(const cJSON *result);
+
+/* ---- runtime granularity (src/bench/granularity.c; docs/runtimes.md "Granularity", docs/harness.md) ----------
+ * Each result of `scaffold benchmark` has "granularity": {shape, runtime, workers, tasks_per_step, steps, step_s,
+ * body_s_per_step (host executors; null under StarPU)}. A group pools its good runs' records: {shape, runtime,
+ * workers, tasks_per_step, runs, step_s, body_s_per_step (medians over the runs), step_s_runs}; NULL when none
+ * has one or they disagree on shape, runtime, workers or tasks. Takes `records` (an array; deleted). */
+cJSON *sf_granularity_pool(cJSON *records);
+/* A pooled record read back from a summary JSON: a copy when it has the pooled fields, else NULL */
+cJSON *sf_granularity_check(const cJSON *pooled);
+/* One point of an efficiency curve: mean task duration (us) and efficiency (1 = 100 %) */
+typedef struct {
+  double x_us, eff;
+} sf_gran_pt;
+/* METG(level) of a curve, as scripts/runtimes_sweep.py's metg(): on the points sorted by duration, the smallest
+ * duration still at >= level (hi) and the next smaller one (lo) bracket the crossing, interpolated linearly in
+ * log(duration). side 0: bracketed (metg_us); +1: above the sweep (no point reaches level; lo = the longest
+ * tasks); -1: below the sweep (the shortest tasks still reach it; hi = that point, extrapolated_us = where a
+ * constant cost per task c = d (1/e - 1) would put it: c level / (1 - level), NAN when e >= 1); 2: no point. */
+typedef struct {
+  int side;
+  double metg_us, extrapolated_us;
+  int has_hi, has_lo;
+  sf_gran_pt hi, lo;
+} sf_metg;
+void sf_metg_compute(const sf_gran_pt *pts, size_t n, double level, sf_metg *m);
+/* The METG cell: "0.213", or "above the sweep: even 0.2 us tasks stay below 50 %", "below the sweep: ..." */
+void sf_metg_describe(const sf_metg *m, double level, char *buf, size_t n);
+/* The curves of a summary: one series per runtime/workers ("openmp/2"), a point per group of a shape that has a
+ * sequential-executor group (the reference: its task-body time per step; efficiency = reference / (workers x
+ * step_s), duration = reference / tasks_per_step); series sorted by name, points by duration; each with its
+ * METG(50 %). no_reference: groups left out for want of a sequential run of their shape. */
+typedef struct {
+  char series[48];
+  size_t n;
+  sf_gran_pt *pts;
+  sf_metg metg;
+} sf_gran_series;
+typedef struct {
+  sf_gran_series *s;
+  size_t n;
+  long no_reference;
+} sf_granularity;
+void sf_granularity_compute(const sf_summary *s, sf_granularity *out);
+void sf_granularity_free(sf_granularity *g);
+/* 1 when some series has two points or more: a curve (the report shows the section only then, so a profile
+ * of one shape per runtime reports as before) */
+int sf_granularity_curves(const sf_granularity *g);
+/* The METG(50 %) table as text, when there are curves */
+void sf_granularity_print_text(const sf_summary *s, FILE *out);
 
 /* The report (spec §4 Steps C-D). Weights: a mapping "<group>: {weight: w}" or "<group>: w". */
 typedef struct {

@@ -188,6 +188,12 @@ typedef struct {
   double best_val_dice, final_val_dice, final_val_loss, final_train_loss, final_lr;
   double warmup_seconds;
   double train_samples;       /* samples trained by this invocation */
+  /* The granularity of the timed training steps (docs/runtimes.md; the result JSON's "granularity"): steps counted
+   * (every one of this invocation but its first, which pays first touches and workspace growth), their summed wall
+   * seconds, the summed run time of their task bodies (host executors; 0 under StarPU) and the tasks of a step */
+  long gran_steps;
+  double gran_step_seconds, gran_body_seconds;
+  long gran_tasks_per_step;
   char error[4096];
 } sf_train_result;
 

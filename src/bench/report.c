@@ -369,6 +369,7 @@ void sf_report_print_text(const sf_report *r, const sf_summary *s, const char *t
   }
 
   sf_report_print_schedulers(r, s, out); /* the `schedulers` profile's matrix, when present */
+  sf_granularity_print_text(s, out);      /* METG(50 %) per runtime, when the results hold efficiency curves */
 
   if (compare_devices) {
     static const char *const measures[] = {"mean", "min", "max"};

@@ -207,6 +207,7 @@ int sf_report_write_html(const sf_report *r, const sf_summary *s, const char *ti
   if (r->has_weights) scores(f, r);
   chart(f, r);
   sf_html_scaling(f, s);
+  sf_html_granularity(f, s);
   sf_html_schedulers(f, r, s);
   if (compare_devices) devices(f, s);
   fputs("</body></html>\n", f);

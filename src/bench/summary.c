@@ -210,12 +210,15 @@ static void summarize_group(sf_group *g, entry *es, size_t n)
   dvec total = {0}, rates = {0}, gflops = {0}, tts = {0}, tmp = {0}, bound = {0};
   devval *dv = NULL;
   size_t ndv = 0, capdv = 0;
+  cJSON *gran = NULL; /* the good runs' granularity records */
   for (size_t i = 0; i < n; i++) {
     const cJSON *r = es[i].res;
     if (!good_result(r)) {
       g->failures++;
       continue;
     }
+    const cJSON *gr = cJSON_GetObjectItemCaseSensitive(r, "granularity");
+    if (cJSON_IsObject(gr)) cJSON_AddItemToArray(gran ? gran : (gran = cJSON_CreateArray()), cJSON_Duplicate(gr, 1));
     const cJSON *timings = cJSON_GetObjectItemCaseSensitive(r, "timings");
     const cJSON *prog = cJSON_GetObjectItemCaseSensitive(timings, "program");
     dpush(&total, sf_json_num(cJSON_GetObjectItemCaseSensitive(prog, "time")));
@@ -260,6 +263,7 @@ static void summarize_group(sf_group *g, entry *es, size_t n)
   sf_stats_compute(&g->gflops, gflops.v, gflops.n);
   sf_stats_compute(&g->tts, tts.v, tts.n);
   sf_stats_compute(&g->bound_rate, bound.v, bound.n);
+  if (gran) g->granularity = sf_granularity_pool(gran);
   if (ndv) {
     qsort(dv, ndv, sizeof *dv, cmp_devval);
     g->dev_ids = sf_malloc(ndv * sizeof *g->dev_ids, "device ids");
@@ -427,6 +431,7 @@ cJSON *sf_summary_to_json(const sf_summary *s)
     cJSON_AddNumberToObject(o, "peak_memory", g->peak_memory);
     if (g->tts.n > 0) cJSON_AddItemToObject(o, "time_to_solution", stats_json(&g->tts));
     if (g->bound_rate.n > 0) cJSON_AddItemToObject(o, "bound_rate", stats_json(&g->bound_rate));
+    if (g->granularity) cJSON_AddItemToObject(o, "granularity", cJSON_Duplicate(g->granularity, 1));
     if (g->short_runs > 0) { /* train.mean is null (or pools only the other runs): say why */
       cJSON *tf = cJSON_AddObjectToObject(o, "too_few_samples");
       cJSON_AddNumberToObject(tf, "runs", (double)g->short_runs);
@@ -519,6 +524,7 @@ int sf_summary_from_json(sf_summary *s, const cJSON *j, char **err)
     stats_from(&g->gflops, cJSON_GetObjectItemCaseSensitive(o, "gflops"));
     stats_from(&g->tts, cJSON_GetObjectItemCaseSensitive(o, "time_to_solution"));
     stats_from(&g->bound_rate, cJSON_GetObjectItemCaseSensitive(o, "bound_rate"));
+    g->granularity = sf_granularity_check(cJSON_GetObjectItemCaseSensitive(o, "granularity"));
     const cJSON *tf = cJSON_GetObjectItemCaseSensitive(o, "too_few_samples");
     long sr = 0, ss = 0;
     if (json_count(cJSON_GetObjectItemCaseSensitive(tf, "runs"), &sr) &&
@@ -606,6 +612,7 @@ void sf_summary_free(sf_summary *s)
     free(s->g[i].name);
     free(s->g[i].dev_ids);
     free(s->g[i].per_device);
+    cJSON_Delete(s->g[i].granularity);
   }
   free(s->g);
   cJSON_Delete(s->machine);

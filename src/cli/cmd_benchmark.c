@@ -578,6 +578,34 @@ static void print_summary(const bench_run *b, double tts)
   fflush(stdout);
 }
 
+/* "granularity": what the runtime granularity report needs of a run (docs/runtimes.md, docs/harness.md): the
+ * shape of the task graph, the runtime and its CPU workers, the tasks of a training step, the mean wall time of
+ * the timed steps and, under the host executors, their summed task-body time per step (the sequential
+ * executor's is the report's reference). Absent when fewer than two steps ran (the first is not timed). */
+static void add_granularity(bench_run *b)
+{
+  const sf_train_result *tr = &b->tr;
+  const sf_config *c = &b->c;
+  if (tr->gran_steps < 1) return;
+  const char *hw = sf_switch("SF_HW_BLOCKS");
+  char shape[128];
+  snprintf(shape, sizeof shape, "ps%ld/bn%ld/b%ld/g%ld s%d %s%s", c->problem_scale, c->unet_bottleneck_dim,
+           c->unet_base_channels, c->group_norm_groups, sf_graph_nslabs(b->g), hw && *hw ? hw : "1x1",
+           c->local_batch_size > 1 ? " batch>1" : "");
+  cJSON *g = cJSON_AddObjectToObject(sf_result_json(b->res), "granularity");
+  sf_rt_kind rt = sf_runtime_which();
+  cJSON_AddStringToObject(g, "shape", shape);
+  cJSON_AddStringToObject(g, "runtime", sf_runtime_kind_name(rt));
+  cJSON_AddNumberToObject(g, "workers", sf_runtime_ncpu_workers());
+  cJSON_AddNumberToObject(g, "tasks_per_step", (double)tr->gran_tasks_per_step);
+  cJSON_AddNumberToObject(g, "steps", (double)tr->gran_steps);
+  cJSON_AddNumberToObject(g, "step_s", tr->gran_step_seconds / (double)tr->gran_steps);
+  if (rt == SF_RT_STARPU)
+    cJSON_AddNullToObject(g, "body_s_per_step");
+  else
+    cJSON_AddNumberToObject(g, "body_s_per_step", tr->gran_body_seconds / (double)tr->gran_steps);
+}
+
 /* The harness result JSON (scaffold/bench.h). */
 static void write_result(bench_run *b, double tts)
 {
@@ -605,6 +633,7 @@ static void write_result(bench_run *b, double tts)
     if (access(bj, R_OK) == 0) sf_result_add_bound(res, bj, (double)b->c.local_batch_size * sf_dist_replicas());
     free(bj);
   }
+  add_granularity(b);
   cJSON_AddBoolToObject(sf_result_json(res), "converged", tr->converged);
   if (tr->converged) sf_result_set_convergence(res, tts, tr->epochs);
   if (b->status != 0) sf_result_fail(res, "%s", tr->error[0] ? tr->error : "benchmark failed");

@@ -32,9 +32,11 @@
 
 #include "scaffold/common.h"
 #include "scaffold/dist.h"
+#include "scaffold/host_exec.h"
 #include "scaffold/progress.h"
 #include "epoch_log.h"
 #include "scaffold/signals.h"
+#include "scaffold/tasks.h"
 #include "scaffold/trace.h"
 #include "train_internal.h"
 
@@ -137,18 +139,32 @@ static int stop_at_boundary(sf_tctx *t, sf_train_result *r, sf_epoch *e, int k)
   return 1;
 }
 
+/* One timed step's share of the granularity record (scaffold/trainer.h): all but this invocation's first step */
+static void note_granularity(sf_train_result *r, double step_s, double body_s)
+{
+  if (r->gran_steps == 0 && r->gran_tasks_per_step == 0) { /* the first step: its tasks, not its time */
+    r->gran_tasks_per_step = sf_tasks_count_counter();
+    return;
+  }
+  r->gran_steps++;
+  r->gran_step_seconds += step_s;
+  r->gran_body_seconds += body_s;
+  r->gran_tasks_per_step = sf_tasks_count_counter(); /* this batch step's (reset by every one) */
+}
+
 /* Training step k of the epoch (one batch), its global sums, the divergence check. Returns 1 when
  * the loss is not finite (training stops, r says why). */
 static int train_step(sf_tctx *t, sf_train_result *r, sf_epoch *e, int k)
 {
   const sf_train_setup *s = t->s;
   int b = t->per - k * t->B < t->B ? t->per - k * t->B : t->B;
-  double s0 = sf_now(), ts0 = sf_trace_now();
+  double s0 = sf_now(), ts0 = sf_trace_now(), k0 = sf_host_kernel_seconds();
   sf_step_out o;
   long adam_step = t->st.global_step + 1;
   sf_ratelog_iter_begin(s->rates);
   sf_train_batch_step(t, t->order + (size_t)k * t->B, b, e->lr, adam_step, &o);
   sf_ratelog_iter_end(s->rates, b * t->R, o.flops); /* global samples: every rank counts the same */
+  note_granularity(r, sf_now() - s0, sf_host_kernel_seconds() - k0);
   sf_train_check_replicas(t, "training", adam_step);
   double bsum = b; /* samples of this step, over replicas */
   if (sf_dist_active()) { /* the step's global sums; a diverged replica stops them all */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The shipped profiles and weights: configs/profiles/{standard,smoke,runtimes,schedulers}.yml load,
+# The shipped profiles and weights: configs/profiles/{standard,smoke,runtimes,runtimes-sweep,schedulers}.yml load,
 # their config files exist, the setup check comes first, CUDA tests are skipped without CUDA, every
 # group the standard suite can produce (scaling.<k> included) has a weight in
 # configs/weights/standard.yml, and every run is sized by time (--max-time) so that it records enough
@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 W=$SF_SOURCE_DIR/configs/weights/standard.yml
 
-for p in standard smoke runtimes schedulers; do
+for p in standard smoke runtimes runtimes-sweep schedulers; do
   SF_HAVE_CUDA=1 "$SCAFFOLD" jobs "$p" -o "$T/out" --dry-run > "$T/$p.txt" 2> "$T/$p.err"; rc=$?
   check "$p: dry run exits 0 (got $rc; $(cat "$T/$p.err"))" test "$rc" -eq 0
   check "$p: every config file exists" lacks "$T/$p.txt" "not found"
@@ -48,11 +48,21 @@ for rt in starpu openmp sequential; do
   check "runtimes: weight for runtimes.$rt" grep -q "^runtimes.$rt: {weight: [0-9]" "$SF_SOURCE_DIR/configs/weights/runtimes.yml"
 done
 
+# runtimes-sweep: six shapes x (StarPU, OpenMP with 1 and 2 workers, sequential), every shape with its sequential
+# run (the granularity report's reference) and one slab count for all its runtimes (the same graph).
+for sh in ps5s4 ps4s1 ps4s8 ps4b2s8 ps3b2s4 ps3b1s4; do
+  for se in "starpu1 starpu 1" "starpu2 starpu 2" "openmp1 openmp 1" "openmp2 openmp 2" "sequential1 sequential 1"; do
+    set -- $se
+    check "runtimes-sweep: $sh-$1 on $2 with $3 workers" \
+      grep -qE -- "--experiment-name runtimes-sweep.$sh-$1 .*--set slabs=[0-9]+ --set runtime=$2 --set ncpu=$3 " "$T/runtimes-sweep.txt"
+  done
+done
+
 # Sized by time: every run of every shipped profile stops by --max-time S with S / sample-duration >= 6
 # (twice the 3 slices the steady rate needs, so that a run is never borderline), and none by a
 # --max-count (a sample count sized for one machine is too short on a faster one); the datagen test
 # is one timed phase whose --sample-duration gives it >= 3 slices from 0.15 s of generation on.
-for p in standard smoke runtimes schedulers; do
+for p in standard smoke runtimes runtimes-sweep schedulers; do
   python3 "$(dirname "$0")/profile_sizing.py" < "$T/$p.txt" > "$T/$p.sizing" 2>&1
   check "$p: every run sized by --max-time, enough slices: $(cat "$T/$p.sizing")" test ! -s "$T/$p.sizing"
 done
