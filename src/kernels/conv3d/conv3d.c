@@ -6,8 +6,8 @@
  * AVX-512 VDPBF16PS). A tuning record measured on the machine (scaffold/kernel_tuning.h) overrides these
  * rules per call shape. sf_conv3d_choose() answers "which variant do the built-in rules pick"; the entries
  * run the record's variant or that one, and count which ran for the run header, the result file and the
- * trace. With VDPBF16PS, forward and dX run
- * Winograd with bf16 GEMMs where it beats the direct VDPBF16PS kernel. The variants (conv3d_variants.h,
+ * trace. With VDPBF16PS, forward, dX and dW run
+ * Winograd with bf16 GEMMs where it beats the direct VDPBF16PS kernels. The variants (conv3d_variants.h,
  * conv3d_bf16_internal.h) never call back here. */
 #include <stdio.h>
 

@@ -55,9 +55,9 @@ void sf_conv3d_forward_winograd(float *y, const float *x_lo, const float *x, con
                                 int nd, int H, int W, int Cin, int Cout);
 void sf_conv3d_backward_data_winograd(float *dx, const float *dy_lo, const float *dy, const float *dy_hi,
                                       const float *w, int nd, int H, int W, int Cin, int Cout);
-/* Winograd with its 64 GEMMs in bf16 on VDPBF16PS (torch_amp: 1; conv3d_winograd_bf16_tiles.h), transforms
- * in fp32: fits nd, H, W even, K, N multiples of 16, K*N <= 256*256, a CPU with AVX512_BF16 and the AVX-512
- * kernel set active (it runs that set's transforms) */
+/* Winograd with its 64 GEMMs in bf16 on VDPBF16PS (torch_amp: 1; conv3d_winograd_bf16_tiles.h, dW
+ * conv3d_winograd_bf16_dw_tiles.h), transforms in fp32: fits nd, H, W even, K, N multiples of 16,
+ * K*N <= 256*256, a CPU with AVX512_BF16 and the AVX-512 kernel set active (it runs that set's transforms) */
 int sf_conv3d_winograd_bf16_fits(int nd, int H, int W, int K, int N);
 void sf_conv3d_forward_winograd_bf16(float *y, const float *x_lo, const float *x, const float *x_hi, const float *w,
                                      int nd, int H, int W, int Cin, int Cout);
