@@ -18,7 +18,13 @@
 static char g_class[64], g_record[PATH_MAX + 160], g_date[32], g_why[PATH_MAX + 256];
 static int g_shapes = -1; /* entries installed; -1: built-in rules */
 
-/* Another conv3d-*.json in the folder: a record of other kernels */
+static int ends_with(const char *s, const char *suffix)
+{
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* Another conv3d-*.json in the folder (not a lock or a temporary file beside one): a record of other kernels */
 static int other_record(const char *tuning_dir, char *name, size_t len)
 {
   DIR *d = opendir(tuning_dir);
@@ -26,7 +32,7 @@ static int other_record(const char *tuning_dir, char *name, size_t len)
   struct dirent *e;
   int found = 0;
   while (!found && (e = readdir(d)))
-    if (!strncmp(e->d_name, "conv3d-", 7) && strstr(e->d_name, ".json") && strcmp(e->d_name, sf_tuning_record_name())) {
+    if (!strncmp(e->d_name, "conv3d-", 7) && ends_with(e->d_name, ".json") && strcmp(e->d_name, sf_tuning_record_name())) {
       snprintf(name, len, "%s", e->d_name);
       found = 1;
     }

@@ -70,7 +70,7 @@ records)
     err "a record with an unknown variant was not refused by name: $(grep -i tuning "$T/bad.out")"
   grep -q "^kernel choices: built-in rules" "$T/bad.out" || err "the refused record was applied: $(grep 'kernel choices' "$T/bad.out")"
   # a record timed on another kernel set (SF_CPU_ISA caps the set): its direct and Winograd entries are skipped
-  set_of=$(sed -n 's/.*"kernel_set":"\([a-z0-9]*\)".*/\1/p' "$REC" | head -1)
+  set_of=$(sed -n 's/.*"kernel_set": *"\([a-z0-9]*\)".*/\1/p' "$REC" | head -1)
   if [ "$set_of" = c ] || [ -z "$set_of" ]; then
     echo "SKIPPED: the record's kernel set is '$set_of': no lower set to cap it to"
   else
