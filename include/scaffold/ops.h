@@ -91,6 +91,9 @@ typedef enum {
   SF_CONV3D_BACKWARD_WEIGHTS,      /* all taps */
   SF_CONV3D_BACKWARD_WEIGHTS_TAPS, /* a range of taps */
 } sf_conv3d_direction;
+/* Where the training graph splits a large weight gradient into two tap blocks, taps [0, SPLIT) and
+ * [SPLIT, 27), one task each (CPU-only runs with several workers); the tuner times the same two calls. */
+#define SF_CONV3D_TAPS_SPLIT 14
 typedef enum {
   SF_CONV3D_IM2COL,   /* im2col + OpenBLAS sgemm */
   SF_CONV3D_DIRECT,   /* direct register blocks of the active CPU kernel set */

@@ -201,8 +201,8 @@ static void choose_partial_grads(sf_graph *g)
       for (int j = 0; j < 2; j++) {
         int p = ws[j];
         if (g->part_grad[p] || b->cout < 17) continue; /* the taps kernel needs Cout >= 17 */
-        g->split_taps[p] = 14; /* taps [0,14) and [14,27) */
-        sf_vector_split_plan(g->hg[p], (size_t)14 * cins[j] * b->cout, &g->split_grad[2 * p]);
+        g->split_taps[p] = SF_CONV3D_TAPS_SPLIT;
+        sf_vector_split_plan(g->hg[p], (size_t)SF_CONV3D_TAPS_SPLIT * cins[j] * b->cout, &g->split_grad[2 * p]);
       }
     }
 }
