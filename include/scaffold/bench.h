@@ -195,6 +195,7 @@ char *sf_result_group_key(const cJSON *result);
 
 /* ---- runtime granularity (src/bench/granularity.c; docs/runtimes.md "Granularity", docs/harness.md) ----------
  * Each result of `scaffold benchmark` has "granularity": {shape, runtime, workers, tasks_per_step, steps, step_s,
+ * [first_step_only],
  * body_s_per_step (host executors; null under StarPU)}. A group pools its good runs' records: {shape, runtime,
  * workers, tasks_per_step, runs, step_s, body_s_per_step (medians over the runs), step_s_runs}; NULL when none
  * has one or they disagree on shape, runtime, workers or tasks. Takes `records` (an array; deleted). */

@@ -190,9 +190,10 @@ typedef struct {
   double train_samples;       /* samples trained by this invocation */
   /* The granularity of the timed training steps (docs/runtimes.md; the result JSON's "granularity"): steps counted
    * (every one of this invocation but its first, which pays first touches and workspace growth), their summed wall
-   * seconds, the summed run time of their task bodies (host executors; 0 under StarPU) and the tasks of a step */
+   * seconds, the summed run time of their task bodies (host executors; 0 under StarPU) and the tasks of a step;
+   * the first step's own two times, for a run of one step */
   long gran_steps;
-  double gran_step_seconds, gran_body_seconds;
+  double gran_step_seconds, gran_body_seconds, gran_first_step_seconds, gran_first_body_seconds;
   long gran_tasks_per_step;
   char error[4096];
 } sf_train_result;

@@ -580,13 +580,18 @@ static void print_summary(const bench_run *b, double tts)
 
 /* "granularity": what the runtime granularity report needs of a run (docs/runtimes.md, docs/harness.md): the
  * shape of the task graph, the runtime and its CPU workers, the tasks of a training step, the mean wall time of
- * the timed steps and, under the host executors, their summed task-body time per step (the sequential
- * executor's is the report's reference). Absent when fewer than two steps ran (the first is not timed). */
+ * the timed steps (all but the first; the first alone in a run of one step, "first_step_only": true) and, under
+ * the host executors, their summed task-body time per step (the sequential executor's is the report's
+ * reference). Absent when no training step ran. */
 static void add_granularity(bench_run *b)
 {
   const sf_train_result *tr = &b->tr;
   const sf_config *c = &b->c;
-  if (tr->gran_steps < 1) return;
+  if (tr->gran_tasks_per_step < 1) return;
+  int first_only = tr->gran_steps < 1;
+  double steps = first_only ? 1 : (double)tr->gran_steps;
+  double step_s = first_only ? tr->gran_first_step_seconds : tr->gran_step_seconds;
+  double body_s = first_only ? tr->gran_first_body_seconds : tr->gran_body_seconds;
   const char *hw = sf_switch("SF_HW_BLOCKS");
   char shape[128];
   snprintf(shape, sizeof shape, "ps%ld/bn%ld/b%ld/g%ld s%d %s%s", c->problem_scale, c->unet_bottleneck_dim,
@@ -598,12 +603,13 @@ static void add_granularity(bench_run *b)
   cJSON_AddStringToObject(g, "runtime", sf_runtime_kind_name(rt));
   cJSON_AddNumberToObject(g, "workers", sf_runtime_ncpu_workers());
   cJSON_AddNumberToObject(g, "tasks_per_step", (double)tr->gran_tasks_per_step);
-  cJSON_AddNumberToObject(g, "steps", (double)tr->gran_steps);
-  cJSON_AddNumberToObject(g, "step_s", tr->gran_step_seconds / (double)tr->gran_steps);
+  cJSON_AddNumberToObject(g, "steps", steps);
+  if (first_only) cJSON_AddTrueToObject(g, "first_step_only");
+  cJSON_AddNumberToObject(g, "step_s", step_s / steps);
   if (rt == SF_RT_STARPU)
     cJSON_AddNullToObject(g, "body_s_per_step");
   else
-    cJSON_AddNumberToObject(g, "body_s_per_step", tr->gran_body_seconds / (double)tr->gran_steps);
+    cJSON_AddNumberToObject(g, "body_s_per_step", body_s / steps);
 }
 
 /* The harness result JSON (scaffold/bench.h). */

@@ -142,8 +142,10 @@ static int stop_at_boundary(sf_tctx *t, sf_train_result *r, sf_epoch *e, int k)
 /* One timed step's share of the granularity record (scaffold/trainer.h): all but this invocation's first step */
 static void note_granularity(sf_train_result *r, double step_s, double body_s)
 {
-  if (r->gran_steps == 0 && r->gran_tasks_per_step == 0) { /* the first step: its tasks, not its time */
+  if (r->gran_steps == 0 && r->gran_tasks_per_step == 0) { /* the first step: kept apart */
     r->gran_tasks_per_step = sf_tasks_count_counter();
+    r->gran_first_step_seconds = step_s;
+    r->gran_first_body_seconds = body_s;
     return;
   }
   r->gran_steps++;
